@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Empty programs on the same attach points: the cost floor that the
+ * self-cost report and the benchmarks compare hotline's programs against. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+SEC("fentry")
+int BPF_PROG(hl_empty_fentry)
+{
+	return 0;
+}
+
+SEC("kprobe")
+int BPF_KPROBE(hl_empty_kprobe)
+{
+	return 0;
+}
+
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_empty_tp_queue_work)
+{
+	return 0;
+}

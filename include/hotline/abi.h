@@ -1,0 +1,66 @@
+/* Structures shared by the BPF programs and the C++ agent.
+ * Plain C types only, no includes: both sides compile this file unchanged. */
+#ifndef HOTLINE_ABI_H
+#define HOTLINE_ABI_H
+
+#ifdef __cplusplus
+#include <cstdint>
+typedef std::uint32_t hl_u32;
+typedef std::uint64_t hl_u64;
+#else
+typedef unsigned int hl_u32;
+typedef unsigned long long hl_u64;
+#endif
+
+/* log2(ns) latency buckets: slot i counts latencies in [2^i, 2^(i+1)) ns;
+ * slot 0 also holds 0 ns.  2^39 ns is ~9 minutes, the last slot is open-ended. */
+#define HL_HIST_SLOTS 40
+/* Nesting depth of one function on one CPU that the latency stack keeps. */
+#define HL_LAT_DEPTH 4
+/* Functions one sampling program attributes IPs to. */
+#define HL_MAX_SAMPLE_TARGETS 16
+
+/* Per-CPU counters of one watched target (value of the `counts` per-CPU array, key 0). */
+struct hl_counts {
+	hl_u64 calls;        /* hits counted for the target (for a proxy: matching events) */
+	hl_u64 events;       /* times the program ran (for a proxy: all events seen) */
+	hl_u64 lat_count;    /* latencies recorded */
+	hl_u64 lat_sum_ns;
+	hl_u64 lat_lost;     /* exits without a matching entry (stack overflow, migration) */
+	hl_u64 hist[HL_HIST_SLOTS];
+};
+
+/* Per-CPU latency stack: entry pushes, exit pops.  Only the owning CPU writes it. */
+struct hl_lat_stack {
+	hl_u32 depth;
+	hl_u32 pad;
+	hl_u64 ts[HL_LAT_DEPTH];
+	hl_u64 tid[HL_LAT_DEPTH];
+};
+
+/* Kernel text range [start, end) of one sampled function. */
+struct hl_range {
+	hl_u64 start;
+	hl_u64 end;
+};
+
+/* Per-CPU counters of the sampling program (key 0 of its per-CPU array). */
+struct hl_sample_counts {
+	hl_u64 samples;        /* every sample taken on this CPU */
+	hl_u64 kernel_samples; /* samples whose IP was in the kernel */
+	hl_u64 hits[HL_MAX_SAMPLE_TARGETS];
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct hl_counts) == 8 * (5 + HL_HIST_SLOTS), "hl_counts layout");
+static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");
+static_assert(sizeof(struct hl_range) == 16, "hl_range layout");
+static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS), "hl_sample_counts layout");
+#else
+_Static_assert(sizeof(struct hl_counts) == 8 * (5 + HL_HIST_SLOTS), "hl_counts layout");
+_Static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");
+_Static_assert(sizeof(struct hl_range) == 16, "hl_range layout");
+_Static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS), "hl_sample_counts layout");
+#endif
+
+#endif /* HOTLINE_ABI_H */

@@ -1,0 +1,110 @@
+// What the running kernel offers: topology, symbols, BTF, lockdown, capabilities.
+// Every reader takes its filesystem root as a parameter so tests use fixture trees.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hotline/result.hpp"
+
+struct btf;
+
+namespace hotline {
+
+// "0-3,8,10-11" -> {0,1,2,3,8,10,11}
+Result<std::vector<int>> parse_cpulist(std::string_view text);
+std::string format_cpulist(const std::vector<int>& cpus);
+
+struct Topology {
+    std::vector<int> cpus;          // possible CPUs, ascending
+    std::vector<int> nodes;         // NUMA node ids, ascending
+    std::map<int, int> cpu_node;    // cpu -> node
+    bool from_sysfs_nodes = false;  // false: no node directories, everything on node 0
+
+    int node_of(int cpu) const;
+    std::vector<int> cpus_of(int node) const;
+    int max_cpu() const { return cpus.empty() ? -1 : cpus.back(); }
+};
+
+// Reads <root>/devices/system/cpu/possible and <root>/devices/system/node/node*/cpulist.
+Result<Topology> read_topology(const std::string& sysfs_root = "/sys");
+
+struct SymRange {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;  // exclusive: the next higher symbol's address
+};
+
+// /proc/kallsyms, sorted, for function ranges and symbolization.
+class Kallsyms {
+public:
+    static Result<Kallsyms> load(const std::string& path = "/proc/kallsyms");
+    static Kallsyms parse(std::string_view text);
+
+    bool addresses_visible() const { return visible_; }
+    bool contains(std::string_view name) const;
+    std::optional<SymRange> range(std::string_view name) const;
+    // "func+0x12" for a kernel text address, nullopt when unknown.
+    std::optional<std::string> symbolize(std::uint64_t addr) const;
+    std::size_t size() const { return syms_.size(); }
+
+private:
+    struct Sym {
+        std::uint64_t addr;
+        std::string name;
+        bool text;
+    };
+    std::vector<Sym> syms_;                     // by address
+    std::map<std::string, std::size_t, std::less<>> by_name_;  // first text symbol of a name
+    bool visible_ = false;
+};
+
+// Kernel BTF (vmlinux), owned.
+class KernelBtf {
+public:
+    KernelBtf() = default;
+    ~KernelBtf();
+    KernelBtf(const KernelBtf&) = delete;
+    KernelBtf& operator=(const KernelBtf&) = delete;
+    KernelBtf(KernelBtf&& o) noexcept : btf_(std::exchange(o.btf_, nullptr)) {}
+    KernelBtf& operator=(KernelBtf&& o) noexcept;
+
+    static Result<KernelBtf> load(const std::string& path = "/sys/kernel/btf/vmlinux");
+    bool has_func(std::string_view name) const;
+    bool has_member(std::string_view type, std::string_view member) const;
+    const struct btf* raw() const { return btf_; }
+
+private:
+    struct btf* btf_ = nullptr;
+};
+
+struct Capabilities {
+    bool root = false;
+    std::vector<std::string> held;     // of the ones hotline cares about
+    std::vector<std::string> missing;  // of the ones hotline needs
+    bool can_bpf() const;              // CAP_BPF or CAP_SYS_ADMIN
+    bool can_perfmon() const;          // CAP_PERFMON or CAP_SYS_ADMIN
+};
+Capabilities read_capabilities();
+
+struct KernelInfo {
+    std::string release;
+    std::string machine;
+    bool btf = false;
+    std::string lockdown;  // none, integrity, confidentiality, or "unknown (...)"
+    bool tracefs_mounted = false;
+    bool kprobes = false;  // kprobe PMU registered (CONFIG_KPROBES)
+    bool pmu = false;      // a hardware cycles event can be opened
+    Capabilities caps;
+};
+
+// root: "" for the live system, or a fixture tree holding sys/ and proc/.
+KernelInfo probe_kernel(const std::string& root = "");
+
+// Lockdown mode from <securityfs>/lockdown text "none [integrity] confidentiality".
+std::string parse_lockdown(std::string_view text);
+
+}  // namespace hotline

@@ -1,0 +1,52 @@
+// Renderers: text tables, bcc-style histograms and JSON, all to injected streams.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "hotline/kernel.hpp"
+#include "hotline/metrics.hpp"
+#include "hotline/planner.hpp"
+
+namespace hotline {
+
+// Text.
+void render_probe_text(std::ostream& os, const KernelInfo& k, const Topology& topo,
+                       const Plan& plan);
+void render_interval_text(std::ostream& os, const Interval& iv, const Topology& topo,
+                          bool per_cpu, const std::string& title);
+void render_log2_hist(std::ostream& os, const Log2Hist& h, const std::string& unit);
+void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, double seconds);
+
+// JSON.
+nlohmann::json to_json(const KernelInfo& k);
+nlohmann::json to_json(const Topology& t);
+nlohmann::json to_json(const Plan& p);
+nlohmann::json to_json(const TargetCounters& c);
+nlohmann::json to_json(const Interval& iv);
+nlohmann::json cost_to_json(const std::vector<ProgCost>& cost);
+
+inline constexpr int kRecordingVersion = 1;
+inline constexpr const char* kRecordingSchema = "hotline.recording";
+
+// Builds the versioned recording file incrementally.
+class RecordingWriter {
+public:
+    RecordingWriter(const KernelInfo& k, const Topology& t, const Plan& p);
+    void set_options(nlohmann::json opts) { doc_["options"] = std::move(opts); }
+    void add_interval(const Interval& iv);
+    void finish(const Interval& whole, int exit_status_or_minus1,
+                const std::vector<std::string>& argv);
+    void set(const std::string& key, nlohmann::json v) { doc_[key] = std::move(v); }
+    const nlohmann::json& doc() const { return doc_; }
+
+private:
+    nlohmann::json doc_;
+};
+
+// Validates a recording's structure; returns a list of problems (empty when valid).
+std::vector<std::string> check_recording(const nlohmann::json& doc);
+
+}  // namespace hotline

@@ -1,0 +1,78 @@
+// The attach planner: per target, walk fentry -> kprobe -> tracepoint proxy ->
+// sampling and keep the first mechanism that loads and attaches, recording why
+// each earlier one was refused.  Kernel access goes through the Attacher seam.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hotline/catalog.hpp"
+#include "hotline/result.hpp"
+
+namespace hotline {
+
+struct Rejection {
+    Mechanism mechanism;
+    std::string reason;
+};
+
+struct TargetPlan {
+    std::string target;
+    Mechanism mechanism = Mechanism::kUnavailable;
+    Fidelity fidelity = Fidelity::kNone;
+    std::string attach;  // what is attached, e.g. "fentry+fexit dst_release"
+    bool latency = false;
+    std::vector<Rejection> rejected;
+    std::string unavailable_reason;  // set when mechanism == kUnavailable
+
+    bool observable() const { return mechanism != Mechanism::kUnavailable; }
+};
+
+struct Plan {
+    std::vector<TargetPlan> targets;
+    bool any_observable() const;
+    const TargetPlan* find(std::string_view target) const;
+};
+
+// What the planner knows before trying anything.
+struct PlanFacts {
+    bool btf = false;
+    bool kprobes = false;
+    std::string lockdown;  // "none", "confidentiality", ...
+    bool can_bpf = true;
+    bool can_perfmon = true;
+};
+
+struct FunctionFacts {
+    bool in_btf = false;
+    bool in_kallsyms = false;
+    bool has_range = false;  // kallsyms shows a usable address range
+};
+
+// Result of one real attempt.
+struct AttachOutcome {
+    bool ok = false;
+    std::string attach;  // on success: what got attached
+    bool latency = false;
+    Fidelity fidelity = Fidelity::kExact;
+    std::string reason;  // on failure: "EPERM at load", verifier tail...
+};
+
+class Attacher {
+public:
+    virtual ~Attacher() = default;
+    virtual FunctionFacts function_facts(const TargetDef& t) = 0;
+    virtual AttachOutcome attach(const TargetDef& t, Mechanism m) = 0;
+};
+
+struct PlanOptions {
+    std::optional<Mechanism> forced;  // only this mechanism; failing it is an error
+};
+
+// Plans every target.  With a forced mechanism, a target that cannot use it is an
+// Error naming the target and the reason (no silent fallback).
+Result<Plan> make_plan(const std::vector<TargetDef>& targets, const PlanFacts& facts,
+                       Attacher& attacher, const PlanOptions& opts);
+
+}  // namespace hotline

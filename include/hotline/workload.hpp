@@ -1,0 +1,63 @@
+// Workloads hotline drives itself: a pinned loopback TCP connection churn, and
+// an external command run while recording.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hotline/result.hpp"
+
+namespace hotline {
+
+struct ChurnOptions {
+    std::vector<int> cpus;    // one pinned thread per CPU
+    int writes_per_conn = 4;  // small writes per connection
+    int msg_size = 64;
+};
+
+// connect, a few small writes, close, in a loop on each CPU (loopback, 127.0.0.1).
+class ChurnWorkload {
+public:
+    static Result<std::unique_ptr<ChurnWorkload>> start(const ChurnOptions& opts);
+    ~ChurnWorkload();
+    ChurnWorkload(const ChurnWorkload&) = delete;
+    ChurnWorkload& operator=(const ChurnWorkload&) = delete;
+    void stop();
+    std::uint64_t connections() const;
+    std::string error() const;  // first worker error, empty if none
+
+    struct Worker;
+
+private:
+    ChurnWorkload() = default;
+    std::vector<std::unique_ptr<Worker>> workers_;
+    std::vector<std::thread> threads_;
+    std::atomic<bool> stop_{false};
+};
+
+// A child process running a user command.
+class ChildProcess {
+public:
+    static Result<ChildProcess> spawn(const std::vector<std::string>& argv);
+    ChildProcess(ChildProcess&& o) noexcept : pid_(o.pid_) { o.pid_ = -1; }
+    ChildProcess& operator=(ChildProcess&&) = delete;
+    ~ChildProcess();
+    pid_t pid() const { return pid_; }
+    // Non-blocking: true once the child has exited; *status then holds the exit
+    // code (128 + signal when killed by a signal).
+    bool poll(int* status);
+    int wait();
+    void signal(int sig);
+
+private:
+    explicit ChildProcess(pid_t p) : pid_(p) {}
+    pid_t pid_ = -1;
+};
+
+}  // namespace hotline

@@ -1,0 +1,38 @@
+// The subcommands' arguments and entry points.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hotline::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNothingObservable = 3;
+
+struct ProbeArgs {
+    bool json = false;
+    std::vector<std::string> targets;
+    std::string mechanism;
+};
+
+struct RecordArgs {
+    std::string duration;
+    std::string interval = "1s";
+    std::vector<std::string> targets;
+    bool per_cpu = false;
+    std::string output;
+    std::string mechanism;
+    std::string workload = "none";
+    std::string workload_cpus;
+    int sample_freq = 999;
+    bool no_latency = false;
+    bool quiet = false;
+    std::vector<std::string> command;
+};
+
+int run_probe(const ProbeArgs& a);
+int run_record(const RecordArgs& a);
+
+}  // namespace hotline::cli

@@ -1,0 +1,46 @@
+// hotline command line: parses arguments and hands off to the library.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"hotline: find kernel cache-line contention and prove a fix removes it"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("hotline ") + HOTLINE_VERSION);
+
+    hotline::cli::ProbeArgs probe;
+    auto* p = app.add_subcommand("probe", "Report what this kernel allows and the attach plan per target");
+    p->add_flag("--json", probe.json, "Print JSON");
+    p->add_option("--targets", probe.targets, "Targets to plan (comma list)")->delimiter(',');
+    p->add_option("--mechanism", probe.mechanism, "Force one mechanism: fentry|kprobe|tracepoint|sampling");
+
+    hotline::cli::RecordArgs rec;
+    auto* r = app.add_subcommand("record", "Trace the targets and print per-node rates every interval");
+    r->add_option("-d,--duration", rec.duration, "How long to record (e.g. 10s, 2m); default: until Ctrl-C or the command exits");
+    r->add_option("-i,--interval", rec.interval, "Print interval (default 1s)");
+    r->add_option("-t,--targets", rec.targets, "Targets (comma list); default: all built-in")->delimiter(',');
+    r->add_flag("--per-cpu", rec.per_cpu, "Print a table per CPU instead of per NUMA node");
+    r->add_option("-o,--output", rec.output, "Write a JSON recording to FILE");
+    r->add_option("-m,--mechanism", rec.mechanism, "Force one mechanism: fentry|kprobe|tracepoint|sampling");
+    r->add_option("--workload", rec.workload, "Built-in workload to run while recording: churn|none (default none)");
+    r->add_option("--workload-cpus", rec.workload_cpus, "CPUs for the built-in workload (default: all)");
+    r->add_option("-F,--sample-freq", rec.sample_freq, "Sampling frequency per CPU in Hz (default 999)");
+    r->add_flag("--no-latency", rec.no_latency, "Count only: do not attach fexit/kretprobe");
+    r->add_flag("-q,--quiet", rec.quiet, "Print only the summary");
+    r->add_option("command", rec.command, "Command to run while recording (after --)");
+    r->positionals_at_end();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);
+        return rc == 0 ? 0 : hotline::cli::kExitUsage;
+    }
+    if (*p) return hotline::cli::run_probe(probe);
+    if (*r) return hotline::cli::run_record(rec);
+    return hotline::cli::kExitUsage;
+}

@@ -1,0 +1,68 @@
+// `hotline probe`: machine facts and the attach plan, as text or JSON.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "hotline/output.hpp"
+#include "hotline/session.hpp"
+
+namespace hotline::cli {
+
+int run_probe(const ProbeArgs& a) {
+    std::optional<Mechanism> forced;
+    if (!a.mechanism.empty()) {
+        forced = parse_mechanism(a.mechanism);
+        if (!forced) {
+            fmt::print(stderr, "hotline: unknown mechanism \"{}\"; use fentry, kprobe, tracepoint or sampling\n",
+                       a.mechanism);
+            return kExitUsage;
+        }
+    }
+    if (auto t = resolve_targets(a.targets); !t) {
+        fmt::print(stderr, "hotline: {}\n", t.error().message());
+        return kExitUsage;
+    }
+    KernelInfo k = probe_kernel();
+    auto topo = read_topology();
+    if (!topo) {
+        fmt::print(stderr, "hotline: {}\n", topo.error().message());
+        return kExitError;
+    }
+    SessionOptions so;
+    so.targets = a.targets;
+    so.forced = forced;
+    auto session = Session::open(so, k, *topo);
+    if (!session) {
+        if (a.json) {
+            nlohmann::json j{{"kernel", to_json(k)}, {"topology", to_json(*topo)}, {"error", session.error().message()}};
+            std::cout << j.dump(2) << "\n";
+        } else {
+            Plan empty;
+            render_probe_text(std::cout, k, *topo, empty);
+        }
+        fmt::print(stderr, "hotline: {}\n", session.error().message());
+        return kExitError;
+    }
+    const Plan& plan = (*session)->plan();
+    if (a.json) {
+        nlohmann::json j{{"tool", {{"name", "hotline"}, {"version", HOTLINE_VERSION}}},
+                         {"kernel", to_json(k)},
+                         {"topology", to_json(*topo)},
+                         {"plan", to_json(plan)},
+                         {"observable", plan.any_observable()}};
+        std::cout << j.dump(2) << "\n";
+    } else {
+        render_probe_text(std::cout, k, *topo, plan);
+        if (!k.btf) std::cout << "\nno kernel BTF: fentry and tp_btf need /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF)\n";
+        if (k.lockdown == "confidentiality" || k.lockdown == "integrity")
+            std::cout << fmt::format("\nlockdown={}: {}\n", k.lockdown,
+                                     k.lockdown == "confidentiality"
+                                         ? "fentry/fexit and kprobes (which read kernel memory) are refused; "
+                                           "tracepoints and cpu-clock sampling still work"
+                                         : "integrity mode keeps BPF tracing, but some kernels refuse kprobe writes");
+    }
+    return plan.any_observable() ? kExitOk : kExitNothingObservable;
+}
+
+}  // namespace hotline::cli

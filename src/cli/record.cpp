@@ -1,0 +1,205 @@
+// `hotline record`: a tracing session with interval tables, an optional command or
+// built-in workload, a summary, and a JSON recording.
+#include <signal.h>
+#include <time.h>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "hotline/output.hpp"
+#include "hotline/session.hpp"
+#include "hotline/util.hpp"
+#include "hotline/workload.hpp"
+
+namespace hotline::cli {
+
+namespace {
+
+std::string clock_label() {
+    time_t now = time(nullptr);
+    struct tm tm {};
+    localtime_r(&now, &tm);
+    char buf[32];
+    strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    return buf;
+}
+
+int fail(const Error& e, int rc = kExitError) {
+    fmt::print(stderr, "hotline: {}\n", e.message());
+    return rc;
+}
+
+}  // namespace
+
+int run_record(const RecordArgs& a) {
+    // --- arguments first: bad input is reported before touching the kernel
+    double duration = 0, interval = 1;
+    if (!a.duration.empty()) {
+        auto d = parse_duration(a.duration);
+        if (!d) return fail(d.error(), kExitUsage);
+        duration = *d;
+        if (duration <= 0) return fail(make_error("--duration must be positive", EINVAL), kExitUsage);
+    }
+    {
+        auto i = parse_duration(a.interval);
+        if (!i) return fail(i.error(), kExitUsage);
+        interval = *i;
+        if (interval < 0.05) return fail(make_error("--interval must be at least 50ms", EINVAL), kExitUsage);
+    }
+    std::optional<Mechanism> forced;
+    if (!a.mechanism.empty()) {
+        forced = parse_mechanism(a.mechanism);
+        if (!forced)
+            return fail(make_error("unknown mechanism \"" + a.mechanism + "\"", EINVAL,
+                                   "use fentry, kprobe, tracepoint or sampling"),
+                        kExitUsage);
+    }
+    if (auto t = resolve_targets(a.targets); !t) return fail(t.error(), kExitUsage);
+    if (a.workload != "none" && a.workload != "churn")
+        return fail(make_error("unknown workload \"" + a.workload + "\"", EINVAL, "use churn or none"), kExitUsage);
+    if (a.workload != "none" && !a.command.empty())
+        return fail(make_error("--workload and a command are exclusive", EINVAL), kExitUsage);
+
+    auto topo = read_topology();
+    if (!topo) return fail(topo.error());
+    std::vector<int> wl_cpus = topo->cpus;
+    if (!a.workload_cpus.empty()) {
+        auto c = parse_cpulist(a.workload_cpus);
+        if (!c) return fail(c.error(), kExitUsage);
+        for (int cpu : *c)
+            if (!topo->cpu_node.count(cpu))
+                return fail(make_error(fmt::format("--workload-cpus: CPU {} does not exist", cpu), EINVAL,
+                                       "this machine has CPUs " + format_cpulist(topo->cpus)),
+                            kExitUsage);
+        wl_cpus = *c;
+    }
+
+    // Signals are waited for, never handled asynchronously; children unblock them.
+    sigset_t waitset;
+    sigemptyset(&waitset);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&waitset, s);
+    sigprocmask(SIG_BLOCK, &waitset, nullptr);
+
+    KernelInfo k = probe_kernel();
+    SessionOptions so;
+    so.targets = a.targets;
+    so.forced = forced;
+    so.latency = !a.no_latency;
+    so.sample_freq = a.sample_freq;
+    auto session = Session::open(so, k, *topo);
+    if (!session) return fail(session.error());
+    const Plan& plan = (*session)->plan();
+    for (auto& t : plan.targets) {
+        if (t.observable())
+            fmt::print(stderr, "hotline: {:<16} {} ({}): {}\n", t.target, to_string(t.mechanism), to_string(t.fidelity), t.attach);
+        else
+            fmt::print(stderr, "hotline: {:<16} unavailable: {}\n", t.target, t.unavailable_reason);
+    }
+    if (!plan.any_observable()) {
+        fmt::print(stderr, "hotline: no target can be observed on this kernel; `hotline probe` says why\n");
+        return kExitNothingObservable;
+    }
+
+    RecordingWriter rec(k, *topo, plan);
+    rec.set_options({{"duration_s", duration}, {"interval_s", interval}, {"per_cpu", a.per_cpu},
+                     {"mechanism", a.mechanism}, {"workload", a.workload}, {"sample_freq", a.sample_freq},
+                     {"latency", !a.no_latency}});
+
+    auto first = (*session)->read();
+    if (!first) return fail(first.error());
+    Snapshot start = *first, prev = *first;
+
+    std::unique_ptr<ChurnWorkload> churn;
+    std::optional<ChildProcess> child;
+    if (a.workload == "churn") {
+        ChurnOptions co;
+        co.cpus = wl_cpus;
+        auto w = ChurnWorkload::start(co);
+        if (!w) return fail(w.error());
+        churn = std::move(*w);
+        fmt::print(stderr, "hotline: churn workload on CPUs {}\n", format_cpulist(wl_cpus));
+    }
+    if (!a.command.empty()) {
+        auto c = ChildProcess::spawn(a.command);
+        if (!c) return fail(c.error());
+        child.emplace(std::move(*c));
+    }
+
+    int exit_status = -1;
+    bool stop = false;
+    std::string stop_reason = "duration reached";
+    double t0 = start.t, next = t0 + interval;
+    int n = 0;
+    auto emit = [&](const Snapshot& now) {
+        Interval iv = delta(prev, now);
+        rec.add_interval(iv);
+        if (!a.quiet)
+            render_interval_text(std::cout, iv, *topo, a.per_cpu,
+                                 fmt::format("{}  interval {}", clock_label(), ++n));
+        std::cout.flush();
+        prev = now;
+    };
+    while (!stop) {
+        double now = monotonic_seconds();
+        double until = next;
+        if (duration > 0) until = std::min(until, t0 + duration);
+        double wait = std::max(0.0, until - now);
+        timespec ts{time_t(wait), long(std::fmod(wait, 1.0) * 1e9)};
+        int sig = sigtimedwait(&waitset, nullptr, &ts);
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            stop = true;
+            stop_reason = fmt::format("stopped by {}", sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
+            if (child) child->signal(sig == SIGINT ? SIGINT : SIGTERM);
+        }
+        if (child && child->poll(&exit_status)) {
+            stop = true;
+            stop_reason = fmt::format("command exited with status {}", exit_status);
+            child.reset();
+        }
+        now = monotonic_seconds();
+        if (duration > 0 && now >= t0 + duration) stop = true;
+        if (now >= next || stop) {
+            auto snap = (*session)->read();
+            if (!snap) return fail(snap.error());
+            if (snap->t - prev.t > 1e-3) emit(*snap);
+            while (next <= now) next += interval;
+        }
+    }
+    if (churn) {
+        churn->stop();
+        if (!churn->error().empty()) fmt::print(stderr, "hotline: workload: {}\n", churn->error());
+        fmt::print(stderr, "hotline: churn workload made {} connections\n", churn->connections());
+        rec.set("workload", {{"name", "churn"}, {"cpus", wl_cpus}, {"connections", churn->connections()}});
+    }
+    if (child) {
+        child->signal(SIGTERM);
+        exit_status = child->wait();
+    }
+
+    Interval whole = delta(start, prev);
+    std::cout << fmt::format("summary: {:.2f} s, {}\n", whole.seconds(), stop_reason);
+    render_interval_text(std::cout, whole, *topo, a.per_cpu, "totals");
+    for (auto& t : whole.d.targets) {
+        if (!t.has_latency) continue;
+        std::cout << fmt::format("{} latency ({}, {} calls timed, {} unpaired)\n", t.target,
+                                 t.mechanism == Mechanism::kFentry ? "fentry/fexit" : "kprobe/kretprobe",
+                                 t.lat_count, t.lat_lost);
+        render_log2_hist(std::cout, t.hist, "nsecs");
+        std::cout << "\n";
+    }
+    render_cost_text(std::cout, whole.d.cost, whole.seconds());
+
+    if (!a.output.empty()) {
+        rec.finish(whole, exit_status, a.command);
+        if (auto st = write_file_atomic(a.output, rec.doc().dump(1) + "\n"); !st) return fail(st.error());
+        fmt::print(stderr, "hotline: recording written to {}\n", a.output);
+    }
+    session->reset();  // detach before reporting the command's status
+    if (!a.command.empty()) return exit_status < 0 ? kExitError : exit_status;
+    return kExitOk;
+}
+
+}  // namespace hotline::cli

@@ -1,0 +1,213 @@
+// Machine facts for `hotline probe` and the planner: release, BTF, lockdown,
+// capabilities, tracefs, kprobe support and a hardware PMU.
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "hotline/kernel.hpp"
+
+namespace hotline {
+
+namespace fs = std::filesystem;
+
+KernelBtf::~KernelBtf() {
+    if (btf_) btf__free(btf_);
+}
+
+KernelBtf& KernelBtf::operator=(KernelBtf&& o) noexcept {
+    if (this != &o) {
+        if (btf_) btf__free(btf_);
+        btf_ = std::exchange(o.btf_, nullptr);
+    }
+    return *this;
+}
+
+Result<KernelBtf> KernelBtf::load(const std::string& path) {
+    struct btf* b = btf__parse(path.c_str(), nullptr);
+    if (!b) return make_error("cannot load kernel BTF from " + path, errno,
+                              "hotline needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+    KernelBtf k;
+    k.btf_ = b;
+    return k;
+}
+
+bool KernelBtf::has_func(std::string_view name) const {
+    if (!btf_) return false;
+    std::string n(name);
+    return btf__find_by_name_kind(btf_, n.c_str(), BTF_KIND_FUNC) > 0;
+}
+
+bool KernelBtf::has_member(std::string_view type, std::string_view member) const {
+    if (!btf_) return false;
+    std::string tn(type);
+    int id = btf__find_by_name_kind(btf_, tn.c_str(), BTF_KIND_STRUCT);
+    if (id <= 0) return false;
+    const struct btf_type* t = btf__type_by_id(btf_, id);
+    const struct btf_member* m = btf_members(t);
+    for (int i = 0; i < btf_vlen(t); ++i, ++m)
+        if (member == btf__name_by_offset(btf_, m->name_off)) return true;
+    return false;
+}
+
+namespace {
+
+struct CapName {
+    int cap;
+    const char* name;
+    bool needed;
+};
+constexpr CapName kCaps[] = {
+    {21, "CAP_SYS_ADMIN", false}, {39, "CAP_BPF", true},          {38, "CAP_PERFMON", true},
+    {12, "CAP_NET_ADMIN", false}, {24, "CAP_SYS_RESOURCE", false},
+};
+
+std::optional<std::string> slurp(const fs::path& p) {
+    std::ifstream f(p);
+    if (!f) return std::nullopt;
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// Reads the lockdown file from a private mount namespace so that securityfs
+// is never mounted on the host's view of the system.
+std::string lockdown_via_private_mount() {
+    int fds[2];
+    if (pipe(fds)) return "unknown (pipe failed)";
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return "unknown (fork failed)";
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        std::string out = "unknown (securityfs not mounted)";
+        if (unshare(CLONE_NEWNS) == 0 && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+            mount("securityfs", "/sys/kernel/security", "securityfs", 0, nullptr) == 0) {
+            int fd = open("/sys/kernel/security/lockdown", O_RDONLY);
+            if (fd >= 0) {
+                char buf[256] = {};
+                ssize_t n = read(fd, buf, sizeof buf - 1);
+                if (n > 0) out = std::string(buf, n);
+                close(fd);
+            } else {
+                out = "none (no lockdown LSM)";
+            }
+        }
+        ssize_t w = write(fds[1], out.data(), out.size());
+        (void)w;
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string text;
+    char buf[256];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0) text.append(buf, n);
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (text.rfind("unknown", 0) == 0 || text.rfind("none (", 0) == 0) return text;
+    return parse_lockdown(text);
+}
+
+bool hardware_pmu_present() {
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_HARDWARE;
+    attr.config = PERF_COUNT_HW_CPU_CYCLES;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+    if (fd < 0) return false;
+    close(fd);
+    return true;
+}
+
+}  // namespace
+
+std::string parse_lockdown(std::string_view text) {
+    auto lb = text.find('[');
+    auto rb = text.find(']');
+    if (lb == std::string_view::npos || rb == std::string_view::npos || rb < lb)
+        return "unknown (unreadable lockdown state)";
+    return std::string(text.substr(lb + 1, rb - lb - 1));
+}
+
+bool Capabilities::can_bpf() const {
+    auto has = [&](const char* n) {
+        for (auto& h : held)
+            if (h == n) return true;
+        return false;
+    };
+    return has("CAP_BPF") || has("CAP_SYS_ADMIN");
+}
+
+bool Capabilities::can_perfmon() const {
+    for (auto& h : held)
+        if (h == "CAP_PERFMON" || h == "CAP_SYS_ADMIN") return true;
+    return false;
+}
+
+Capabilities read_capabilities() {
+    Capabilities c;
+    c.root = geteuid() == 0;
+    __user_cap_header_struct hdr{};
+    hdr.version = _LINUX_CAPABILITY_VERSION_3;
+    hdr.pid = 0;
+    __user_cap_data_struct data[2]{};
+    bool ok = syscall(SYS_capget, &hdr, data) == 0;
+    bool sys_admin = false;
+    for (auto& cn : kCaps) {
+        bool held = ok && (data[cn.cap / 32].effective & (1u << (cn.cap % 32)));
+        if (held) c.held.push_back(cn.name);
+        if (cn.cap == 21) sys_admin = held;
+    }
+    for (auto& cn : kCaps) {
+        if (!cn.needed) continue;
+        bool held = false;
+        for (auto& h : c.held) held |= h == cn.name;
+        if (!held && !sys_admin) c.missing.push_back(cn.name);
+    }
+    return c;
+}
+
+KernelInfo probe_kernel(const std::string& root) {
+    KernelInfo k;
+    struct utsname u {};
+    if (uname(&u) == 0) {
+        k.release = u.release;
+        k.machine = u.machine;
+    }
+    fs::path r = root.empty() ? fs::path("/") : fs::path(root);
+    std::error_code ec;
+    k.btf = fs::exists(r / "sys/kernel/btf/vmlinux", ec);
+    if (auto t = slurp(r / "sys/kernel/security/lockdown")) {
+        k.lockdown = parse_lockdown(*t);
+    } else if (root.empty() && geteuid() == 0) {
+        k.lockdown = lockdown_via_private_mount();
+    } else {
+        k.lockdown = "unknown (securityfs not mounted)";
+    }
+    if (auto m = slurp(r / "proc/mounts")) k.tracefs_mounted = m->find(" tracefs ") != std::string::npos;
+    k.kprobes = fs::exists(r / "sys/bus/event_source/devices/kprobe", ec);
+    k.pmu = root.empty() ? hardware_pmu_present() : fs::exists(r / "sys/bus/event_source/devices/cpu/events/cpu-cycles", ec);
+    k.caps = read_capabilities();
+    return k;
+}
+
+}  // namespace hotline

@@ -1,0 +1,151 @@
+// JSON renderers and the versioned recording format.
+#include <nlohmann/json.hpp>
+
+#include "hotline/output.hpp"
+
+namespace hotline {
+
+using nlohmann::json;
+
+json to_json(const KernelInfo& k) {
+    return json{{"release", k.release},
+                {"machine", k.machine},
+                {"btf", k.btf},
+                {"lockdown", k.lockdown},
+                {"tracefs_mounted", k.tracefs_mounted},
+                {"kprobes", k.kprobes},
+                {"hardware_pmu", k.pmu},
+                {"capabilities", {{"root", k.caps.root}, {"held", k.caps.held}, {"missing", k.caps.missing}}}};
+}
+
+json to_json(const Topology& t) {
+    json nodes = json::array();
+    for (int n : t.nodes) nodes.push_back({{"node", n}, {"cpus", t.cpus_of(n)}});
+    json cpus = json::array();
+    for (int c : t.cpus) cpus.push_back({{"cpu", c}, {"node", t.node_of(c)}});
+    return json{{"nodes", nodes}, {"cpus", cpus}, {"numa_from_sysfs", t.from_sysfs_nodes}};
+}
+
+json to_json(const Plan& p) {
+    json arr = json::array();
+    for (auto& t : p.targets) {
+        json rej = json::array();
+        for (auto& r : t.rejected) rej.push_back({{"mechanism", to_string(r.mechanism)}, {"reason", r.reason}});
+        json j{{"target", t.target},
+               {"mechanism", to_string(t.mechanism)},
+               {"fidelity", to_string(t.fidelity)},
+               {"observable", t.observable()},
+               {"latency", t.latency},
+               {"attach", t.attach},
+               {"rejected", rej}};
+        if (!t.observable()) j["reason"] = t.unavailable_reason;
+        arr.push_back(std::move(j));
+    }
+    return arr;
+}
+
+json to_json(const TargetCounters& c) {
+    json j{{"target", c.target},
+           {"mechanism", to_string(c.mechanism)},
+           {"fidelity", to_string(c.fidelity)},
+           {"calls", c.calls},
+           {"events", c.events},
+           {"calls_total", c.total_calls()}};
+    if (c.has_latency) {
+        json slots = json::array();
+        for (int i = 0; i < HL_HIST_SLOTS; ++i) slots.push_back(c.hist[i]);
+        j["latency"] = {{"unit", "ns"}, {"count", c.lat_count}, {"sum_ns", c.lat_sum_ns},
+                        {"lost", c.lat_lost}, {"log2_slots", slots}};
+    }
+    return j;
+}
+
+json cost_to_json(const std::vector<ProgCost>& cost) {
+    json arr = json::array();
+    for (auto& c : cost)
+        arr.push_back({{"target", c.target},
+                       {"program", c.program},
+                       {"run_cnt", c.run_cnt},
+                       {"run_time_ns", c.run_time_ns},
+                       {"ns_per_run", c.ns_per_run()},
+                       {"recursion_misses", c.recursion_misses}});
+    return arr;
+}
+
+json to_json(const Interval& iv) {
+    json targets = json::array();
+    for (auto& t : iv.d.targets) targets.push_back(to_json(t));
+    json j{{"t_start", iv.t_start}, {"t_end", iv.t_end}, {"seconds", iv.seconds()}, {"targets", targets}};
+    if (!iv.d.samples_total.empty()) {
+        j["samples_total"] = iv.d.samples_total;
+        j["samples_kernel"] = iv.d.samples_kernel;
+    }
+    j["cost"] = cost_to_json(iv.d.cost);
+    return j;
+}
+
+RecordingWriter::RecordingWriter(const KernelInfo& k, const Topology& t, const Plan& p) {
+    doc_ = json{{"schema", kRecordingSchema},
+                {"version", kRecordingVersion},
+                {"tool", {{"name", "hotline"}, {"version", HOTLINE_VERSION}}},
+                {"kernel", to_json(k)},
+                {"topology", to_json(t)},
+                {"plan", to_json(p)},
+                {"intervals", json::array()}};
+}
+
+void RecordingWriter::add_interval(const Interval& iv) { doc_["intervals"].push_back(to_json(iv)); }
+
+void RecordingWriter::finish(const Interval& whole, int exit_status, const std::vector<std::string>& argv) {
+    doc_["totals"] = to_json(whole);
+    json hist = json::object();
+    std::uint64_t lost = 0, misses = 0;
+    for (auto& t : whole.d.targets) {
+        lost += t.lat_lost;
+        if (!t.has_latency) continue;
+        json slots = json::array();
+        for (int i = 0; i < HL_HIST_SLOTS; ++i)
+            if (t.hist[i])
+                slots.push_back({{"low_ns", hist_slot_low(i)}, {"high_ns", (std::uint64_t(1) << (i + 1)) - 1},
+                                 {"count", t.hist[i]}});
+        hist[t.target] = {{"unit", "ns"}, {"mechanism", to_string(t.mechanism)}, {"buckets", slots}};
+    }
+    for (auto& c : whole.d.cost) misses += c.recursion_misses;
+    doc_["histograms"] = hist;
+    doc_["cost"] = cost_to_json(whole.d.cost);
+    doc_["drops"] = {{"recursion_misses", misses}, {"latency_unpaired", lost}};
+    if (!argv.empty()) doc_["command"] = {{"argv", argv}, {"exit_status", exit_status}};
+}
+
+std::vector<std::string> check_recording(const json& doc) {
+    std::vector<std::string> problems;
+    auto need = [&](const char* key, json::value_t type) {
+        if (!doc.contains(key)) problems.push_back(std::string("missing \"") + key + "\"");
+        else if (doc[key].type() != type) problems.push_back(std::string("\"") + key + "\" has the wrong type");
+    };
+    if (!doc.is_object()) return {"not a JSON object"};
+    need("schema", json::value_t::string);
+    need("version", json::value_t::number_integer);
+    need("tool", json::value_t::object);
+    need("kernel", json::value_t::object);
+    need("topology", json::value_t::object);
+    need("plan", json::value_t::array);
+    need("intervals", json::value_t::array);
+    need("totals", json::value_t::object);
+    if (!problems.empty()) return problems;
+    if (doc["schema"] != kRecordingSchema) problems.push_back("schema is not " + std::string(kRecordingSchema));
+    if (doc["version"].get<int>() > kRecordingVersion)
+        problems.push_back("recording version is newer than this hotline understands");
+    for (auto& iv : doc["intervals"]) {
+        if (!iv.contains("targets") || !iv["targets"].is_array()) {
+            problems.push_back("an interval has no targets array");
+            break;
+        }
+        for (auto& t : iv["targets"])
+            if (!t.contains("target") || !t.contains("calls") || !t.contains("mechanism") || !t.contains("fidelity"))
+                problems.push_back("an interval target lacks target/calls/mechanism/fidelity");
+    }
+    return problems;
+}
+
+}  // namespace hotline

@@ -1,0 +1,135 @@
+// Text renderers: the probe report, interval tables per node or CPU, bcc-style
+// log2 histograms and the programs' own cost.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include "hotline/output.hpp"
+
+namespace hotline {
+
+void render_probe_text(std::ostream& os, const KernelInfo& k, const Topology& topo, const Plan& plan) {
+    os << fmt::format("kernel      {} ({})\n", k.release, k.machine);
+    os << fmt::format("BTF         {}\n", k.btf ? "yes (/sys/kernel/btf/vmlinux)" : "no");
+    os << fmt::format("lockdown    {}\n", k.lockdown);
+    std::string held, missing;
+    for (auto& c : k.caps.held) held += (held.empty() ? "" : " ") + c;
+    for (auto& c : k.caps.missing) missing += (missing.empty() ? "" : " ") + c;
+    os << fmt::format("caps        {}held: {}{}\n", k.caps.root ? "root, " : "", held.empty() ? "none" : held,
+                      missing.empty() ? "" : "; missing: " + missing);
+    os << fmt::format("tracefs     {}\n", k.tracefs_mounted ? "mounted" : "not mounted");
+    os << fmt::format("kprobes     {}\n", k.kprobes ? "yes" : "no (kernel built without kprobes)");
+    os << fmt::format("PMU         {}\n", k.pmu ? "hardware events available" : "none (software cpu-clock only)");
+    os << fmt::format("topology    {} CPUs, {} NUMA node{}\n", topo.cpus.size(), topo.nodes.size(),
+                      topo.nodes.size() == 1 ? "" : "s");
+    for (int n : topo.nodes) os << fmt::format("  node {}: cpus {}\n", n, format_cpulist(topo.cpus_of(n)));
+    os << "\nplan\n";
+    for (auto& t : plan.targets) {
+        if (t.observable())
+            os << fmt::format("  {:<16} {:<11} {:<8} {}\n", t.target, to_string(t.mechanism),
+                              to_string(t.fidelity), t.attach);
+        else
+            os << fmt::format("  {:<16} {:<11} {:<8} {}\n", t.target, "unavailable", "-",
+                              t.unavailable_reason);
+        for (auto& r : t.rejected) {
+            std::string reason = r.reason;
+            std::replace(reason.begin(), reason.end(), '\n', ' ');
+            os << fmt::format("  {:<16}   {}: {}\n", "", to_string(r.mechanism), reason);
+        }
+    }
+}
+
+namespace {
+
+struct Row {
+    const TargetCounters* t;
+    std::uint64_t calls;
+    std::uint64_t samples;  // sampling total on the same CPUs
+};
+
+void render_rows(std::ostream& os, const std::vector<Row>& rows, double secs) {
+    os << fmt::format("  {:<16} {:<11} {:<8} {:>14}  {}\n", "TARGET", "MECHANISM", "FIDELITY", "CALLS/S", "");
+    for (auto& r : rows) {
+        double rate = secs > 0 ? double(r.calls) / secs : 0;
+        std::string note;
+        if (r.t->mechanism == Mechanism::kSampling) {
+            double share = r.samples ? 100.0 * double(r.calls) / double(r.samples) : 0;
+            os << fmt::format("  {:<16} {:<11} {:<8} {:>14}  {} samples, {:.3f}% of CPU time\n",
+                              r.t->target, "sampling", "sampled", "-", r.calls, share);
+            continue;
+        }
+        os << fmt::format("  {:<16} {:<11} {:<8} {:>14.1f}\n", r.t->target, to_string(r.t->mechanism),
+                          to_string(r.t->fidelity), rate);
+    }
+}
+
+std::uint64_t sum_cpus(const std::vector<std::uint64_t>& v, const std::vector<int>& cpus) {
+    std::uint64_t s = 0;
+    for (int c : cpus)
+        if (c >= 0 && std::size_t(c) < v.size()) s += v[c];
+    return s;
+}
+
+}  // namespace
+
+void render_interval_text(std::ostream& os, const Interval& iv, const Topology& topo, bool per_cpu,
+                          const std::string& title) {
+    double secs = iv.seconds();
+    os << fmt::format("{} ({:.2f} s)\n", title, secs);
+    std::vector<std::pair<std::string, std::vector<int>>> groups;
+    if (per_cpu) {
+        for (int c : topo.cpus) groups.push_back({fmt::format("CPU {} (node {})", c, topo.node_of(c)), {c}});
+    } else {
+        for (int n : topo.nodes)
+            groups.push_back({fmt::format("node {} (cpus {})", n, format_cpulist(topo.cpus_of(n))), topo.cpus_of(n)});
+    }
+    for (auto& [label, cpus] : groups) {
+        os << label << "\n";
+        std::vector<Row> rows;
+        for (auto& t : iv.d.targets) rows.push_back({&t, sum_cpus(t.calls, cpus), sum_cpus(iv.d.samples_total, cpus)});
+        render_rows(os, rows, secs);
+    }
+    os << "\n";
+}
+
+void render_log2_hist(std::ostream& os, const Log2Hist& h, const std::string& unit) {
+    int first = -1, last = -1;
+    std::uint64_t max = 0;
+    for (int i = 0; i < HL_HIST_SLOTS; ++i) {
+        if (!h[i]) continue;
+        if (first < 0) first = i;
+        last = i;
+        max = std::max(max, h[i]);
+    }
+    if (first < 0) {
+        os << "  (no samples)\n";
+        return;
+    }
+    constexpr int kWidth = 40;
+    os << fmt::format("{:>20}{:<10} : {:<9} {}\n", unit, "", "count", "distribution");
+    for (int i = first; i <= last; ++i) {
+        std::uint64_t lo = hist_slot_low(i);
+        std::uint64_t hi = (std::uint64_t(1) << (i + 1)) - 1;
+        int stars = max ? int((h[i] * kWidth + max - 1) / max) : 0;
+        if (!h[i]) stars = 0;
+        std::string bar(std::size_t(stars), '*');
+        if (i == HL_HIST_SLOTS - 1)
+            os << fmt::format("{:>20} -> {:<10} : {:<9} |{:<40}|\n", lo, "inf", h[i], bar);
+        else
+            os << fmt::format("{:>20} -> {:<10} : {:<9} |{:<40}|\n", lo, hi, h[i], bar);
+    }
+}
+
+void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, double seconds) {
+    os << "probe cost (BPF run statistics of hotline's own programs)\n";
+    os << fmt::format("  {:<16} {:<20} {:>12} {:>10} {:>10} {:>8}\n", "TARGET", "PROGRAM", "RUNS", "NS/RUN",
+                      "CPU %", "DROPS");
+    for (auto& c : cost) {
+        double cpu = seconds > 0 ? 100.0 * double(c.run_time_ns) / (seconds * 1e9) : 0;
+        os << fmt::format("  {:<16} {:<20} {:>12} {:>10.1f} {:>10.4f} {:>8}\n", c.target, c.program, c.run_cnt,
+                          c.ns_per_run(), cpu, c.recursion_misses);
+    }
+}
+
+}  // namespace hotline
