@@ -63,6 +63,8 @@ std::optional<std::string> Kallsyms::symbolize(std::uint64_t addr) const {
                                [](std::uint64_t a, const Sym& s) { return a < s.addr; });
     if (it == syms_.begin()) return std::nullopt;
     --it;
+    // Aliases share an address; name the first one listed, as perf does.
+    while (it != syms_.begin() && std::prev(it)->addr == it->addr) --it;
     if (!it->text) return std::nullopt;
     std::ostringstream os;
     os << it->name;

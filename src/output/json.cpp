@@ -121,7 +121,9 @@ std::vector<std::string> check_recording(const json& doc) {
     std::vector<std::string> problems;
     auto need = [&](const char* key, json::value_t type) {
         if (!doc.contains(key)) problems.push_back(std::string("missing \"") + key + "\"");
-        else if (doc[key].type() != type) problems.push_back(std::string("\"") + key + "\" has the wrong type");
+        else if (doc[key].type() != type &&
+                 !(type == json::value_t::number_integer && doc[key].is_number_integer()))
+            problems.push_back(std::string("\"") + key + "\" has the wrong type");
     };
     if (!doc.is_object()) return {"not a JSON object"};
     need("schema", json::value_t::string);

@@ -1,0 +1,119 @@
+// Helpers for privileged host tests: run the real hotline binary and read its output.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace hosttest {
+
+struct CmdResult {
+    int rc = -1;
+    std::string out;
+    std::string err;
+};
+
+inline std::string temp_path(const std::string& name) {
+    return "/tmp/hotline-host-" + std::to_string(getpid()) + "-" + name;
+}
+
+inline std::string slurp(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// Runs a shell command line; stdout and stderr are captured separately.
+inline CmdResult run(const std::string& cmd) {
+    std::string errf = temp_path("stderr");
+    CmdResult r;
+    FILE* p = popen((cmd + " 2>" + errf).c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    int st = pclose(p);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r.err = slurp(errf);
+    unlink(errf.c_str());
+    return r;
+}
+
+inline std::string hotline() { return HOTLINE_BIN; }
+
+inline nlohmann::json load_json(const std::string& path) {
+    return nlohmann::json::parse(slurp(path));
+}
+
+inline const nlohmann::json* find_target(const nlohmann::json& arr, const std::string& name) {
+    for (auto& t : arr)
+        if (t.value("target", "") == name) return &t;
+    return nullptr;
+}
+
+inline std::uint64_t sum(const nlohmann::json& arr) {
+    std::uint64_t s = 0;
+    for (auto& v : arr) s += v.get<std::uint64_t>();
+    return s;
+}
+
+// Program ids referenced by a process's fds (prog fds and link fds both show prog_id).
+inline std::set<int> prog_ids_held_by(int pid) {
+    std::set<int> ids;
+    std::string dir = "/proc/" + std::to_string(pid) + "/fdinfo";
+    std::error_code ec;
+    for (auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        std::ifstream f(e.path());
+        std::string line;
+        while (std::getline(f, line))
+            if (line.rfind("prog_id:", 0) == 0) ids.insert(std::atoi(line.c_str() + 8));
+    }
+    return ids;
+}
+
+// hotline programs (names start with hl_) loaded in the kernel.  owner > 0: those held
+// by that process; owner == 0: orphans no process holds (a leak, e.g. a pinned link).
+// Other hotline runs on the same machine do not disturb either count.
+inline int loaded_hotline_programs(int owner = 0) {
+    CmdResult r = run("bpftool -j prog show");
+    if (r.rc != 0) return -1;
+    std::set<int> held;
+    if (owner > 0) {
+        held = prog_ids_held_by(owner);
+    } else {
+        std::error_code ec;
+        for (auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+            int pid = std::atoi(e.path().filename().c_str());
+            if (pid > 0)
+                for (int id : prog_ids_held_by(pid)) held.insert(id);
+        }
+    }
+    int n = 0;
+    for (auto& p : nlohmann::json::parse(r.out)) {
+        if (p.value("name", "").rfind("hl_", 0) != 0) continue;
+        bool is_held = held.count(p.value("id", -1)) != 0;
+        if (owner > 0 ? is_held : !is_held) ++n;
+    }
+    return n;
+}
+
+// The kernel frees a released program asynchronously (RCU): poll briefly for orphans.
+inline int orphans_after_exit() {
+    int n = 0;
+    for (int i = 0; i < 60; ++i) {
+        n = loaded_hotline_programs(0);
+        if (n == 0) break;
+        usleep(50 * 1000);
+    }
+    return n;
+}
+
+}  // namespace hosttest

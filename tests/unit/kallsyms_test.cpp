@@ -1,0 +1,67 @@
+#include <gtest/gtest.h>
+
+#include "hotline/kernel.hpp"
+
+using namespace hotline;
+
+static const char* kText =
+    "ffffffff81000000 T _stext\n"
+    "ffffffff81a00000 T dst_release\n"
+    "ffffffff81a00000 T dst_release_alias\n"
+    "ffffffff81a00080 t dst_destroy_rcu\n"
+    "ffffffff81a00100 d some_data\n"
+    "ffffffff81a00200 T ipv4_dst_check\n"
+    "ffffffff81a00280 T queue_work_on\n"
+    "ffffffffc0000000 t mod_func\t[mymod]\n";
+
+TEST(Kallsyms, RangeEndsAtNextHigherAddress) {
+    auto k = Kallsyms::parse(kText);
+    EXPECT_TRUE(k.addresses_visible());
+    auto r = k.range("dst_release");
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->start, 0xffffffff81a00000ULL);
+    EXPECT_EQ(r->end, 0xffffffff81a00080ULL);  // the alias at the same address is skipped
+    auto q = k.range("ipv4_dst_check");
+    ASSERT_TRUE(q.has_value());
+    EXPECT_EQ(q->end - q->start, 0x80u);
+}
+
+TEST(Kallsyms, DataSymbolsAreNotFunctions) {
+    auto k = Kallsyms::parse(kText);
+    EXPECT_FALSE(k.contains("some_data"));
+    EXPECT_TRUE(k.contains("mod_func"));
+    EXPECT_FALSE(k.contains("tcp_prequeue"));
+    EXPECT_FALSE(k.range("tcp_prequeue").has_value());
+}
+
+TEST(Kallsyms, LastSymbolHasNoRange) {
+    auto k = Kallsyms::parse(kText);
+    EXPECT_FALSE(k.range("mod_func").has_value());
+}
+
+TEST(Kallsyms, Symbolize) {
+    auto k = Kallsyms::parse(kText);
+    EXPECT_EQ(k.symbolize(0xffffffff81a00010ULL).value_or(""), "dst_release+0x10");
+    EXPECT_EQ(k.symbolize(0xffffffff81a00200ULL).value_or(""), "ipv4_dst_check");
+    EXPECT_FALSE(k.symbolize(0x1000).has_value());
+}
+
+TEST(Kallsyms, HiddenAddressesGiveNoRanges) {
+    auto k = Kallsyms::parse("0000000000000000 T dst_release\n0000000000000000 T ipv4_dst_check\n");
+    EXPECT_FALSE(k.addresses_visible());
+    EXPECT_TRUE(k.contains("dst_release"));
+    EXPECT_FALSE(k.range("dst_release").has_value());
+}
+
+TEST(Kallsyms, IgnoresMalformedLines) {
+    auto k = Kallsyms::parse("garbage\n\nzzzz T x\nffffffff81000000 T ok_func\nffffffff81000010 T next\n");
+    EXPECT_EQ(k.size(), 2u);
+    EXPECT_TRUE(k.range("ok_func").has_value());
+}
+
+TEST(Lockdown, ParsesBracketedMode) {
+    EXPECT_EQ(parse_lockdown("none [integrity] confidentiality\n"), "integrity");
+    EXPECT_EQ(parse_lockdown("[none] integrity confidentiality"), "none");
+    EXPECT_EQ(parse_lockdown("none integrity [confidentiality]"), "confidentiality");
+    EXPECT_NE(parse_lockdown("garbage").find("unknown"), std::string::npos);
+}

@@ -1,0 +1,163 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "hotline/output.hpp"
+#include "hotline/util.hpp"
+
+using namespace hotline;
+
+namespace {
+
+Topology two_nodes() {
+    Topology t;
+    t.cpus = {0, 1, 2, 3};
+    t.nodes = {0, 1};
+    t.cpu_node = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};
+    t.from_sysfs_nodes = true;
+    return t;
+}
+
+Snapshot snap(double t, std::vector<std::uint64_t> calls, std::uint64_t hist5) {
+    Snapshot s;
+    s.t = t;
+    TargetCounters c;
+    c.target = "dst_release";
+    c.mechanism = Mechanism::kFentry;
+    c.fidelity = Fidelity::kExact;
+    c.calls = calls;
+    c.events = calls;
+    c.has_latency = true;
+    c.hist[5] = hist5;
+    c.lat_count = hist5;
+    s.targets.push_back(c);
+    s.cost.push_back({"dst_release", "hl_fentry", 100, 5000, 1});
+    return s;
+}
+
+}  // namespace
+
+TEST(Histogram, BccStyleBarsFromFirstToLastNonEmptySlot) {
+    Log2Hist h{};
+    h[3] = 10;
+    h[5] = 40;
+    std::ostringstream os;
+    render_log2_hist(os, h, "nsecs");
+    std::string s = os.str();
+    EXPECT_NE(s.find("nsecs"), std::string::npos);
+    EXPECT_NE(s.find("8 -> 15"), std::string::npos);
+    EXPECT_NE(s.find("16 -> 31"), std::string::npos);  // empty slot between is shown
+    EXPECT_NE(s.find("32 -> 63"), std::string::npos);
+    EXPECT_EQ(s.find("4 -> 7"), std::string::npos);
+    EXPECT_EQ(s.find("64 -> 127"), std::string::npos);
+    EXPECT_NE(s.find("|" + std::string(40, '*') + "|"), std::string::npos);  // the max slot
+    EXPECT_NE(s.find("|" + std::string(10, '*') + std::string(30, ' ') + "|"), std::string::npos);
+}
+
+TEST(Histogram, EmptySaysSo) {
+    Log2Hist h{};
+    std::ostringstream os;
+    render_log2_hist(os, h, "nsecs");
+    EXPECT_NE(os.str().find("no samples"), std::string::npos);
+}
+
+TEST(Metrics, DeltaSubtractsPerCpuAndCost) {
+    auto iv = delta(snap(10, {1, 2, 3, 4}, 2), snap(12, {11, 2, 23, 4}, 7));
+    EXPECT_DOUBLE_EQ(iv.seconds(), 2.0);
+    ASSERT_EQ(iv.d.targets.size(), 1u);
+    EXPECT_EQ(iv.d.targets[0].calls, (std::vector<std::uint64_t>{10, 0, 20, 0}));
+    EXPECT_EQ(iv.d.targets[0].hist[5], 5u);
+    EXPECT_EQ(iv.d.cost[0].run_cnt, 0u);
+}
+
+TEST(Text, IntervalTablePerNodeAndPerCpu) {
+    auto iv = delta(snap(0, {0, 0, 0, 0}, 0), snap(2, {10, 30, 100, 0}, 0));
+    std::ostringstream os;
+    render_interval_text(os, iv, two_nodes(), false, "t");
+    std::string s = os.str();
+    EXPECT_NE(s.find("node 0 (cpus 0-1)"), std::string::npos);
+    EXPECT_NE(s.find("node 1 (cpus 2-3)"), std::string::npos);
+    EXPECT_NE(s.find("20.0"), std::string::npos);  // node 0: 40 calls / 2 s
+    EXPECT_NE(s.find("50.0"), std::string::npos);  // node 1: 100 / 2 s
+    EXPECT_NE(s.find("exact"), std::string::npos);
+    std::ostringstream pc;
+    render_interval_text(pc, iv, two_nodes(), true, "t");
+    EXPECT_NE(pc.str().find("CPU 3 (node 1)"), std::string::npos);
+    EXPECT_NE(pc.str().find("15.0"), std::string::npos);  // CPU 1: 30 / 2 s
+}
+
+TEST(Text, SampledRowsShowShareNotRate) {
+    Snapshot a, b;
+    a.t = 0;
+    b.t = 1;
+    TargetCounters c;
+    c.target = "ipv4_dst_check";
+    c.mechanism = Mechanism::kSampling;
+    c.fidelity = Fidelity::kSampled;
+    c.calls = {0, 0, 0, 0};
+    a.targets.push_back(c);
+    a.samples_total = {0, 0, 0, 0};
+    c.calls = {5, 0, 0, 0};
+    b.targets.push_back(c);
+    b.samples_total = {500, 500, 1000, 1000};
+    std::ostringstream os;
+    render_interval_text(os, delta(a, b), two_nodes(), false, "t");
+    EXPECT_NE(os.str().find("5 samples, 0.500% of CPU time"), std::string::npos);
+    EXPECT_NE(os.str().find("0 samples, 0.000%"), std::string::npos);
+    EXPECT_DOUBLE_EQ(sampled_share(delta(a, b).d.targets[0], delta(a, b).d.samples_total), 5.0 / 3000);
+}
+
+TEST(Recording, SchemaAndTotalsEqualSumOfIntervals) {
+    KernelInfo k;
+    k.release = "6.1.0-test";
+    Plan p;
+    TargetPlan tp;
+    tp.target = "dst_release";
+    tp.mechanism = Mechanism::kFentry;
+    tp.fidelity = Fidelity::kExact;
+    tp.latency = true;
+    p.targets.push_back(tp);
+    RecordingWriter w(k, two_nodes(), p);
+    Snapshot s0 = snap(0, {0, 0, 0, 0}, 0), s1 = snap(1, {3, 0, 9, 1}, 4), s2 = snap(2, {5, 1, 9, 8}, 6);
+    w.add_interval(delta(s0, s1));
+    w.add_interval(delta(s1, s2));
+    w.finish(delta(s0, s2), 0, {"true"});
+    nlohmann::json doc = nlohmann::json::parse(w.doc().dump());
+    EXPECT_TRUE(check_recording(doc).empty());
+    EXPECT_EQ(doc["schema"], "hotline.recording");
+    EXPECT_EQ(doc["version"], 1);
+    EXPECT_EQ(doc["plan"][0]["mechanism"], "fentry");
+    EXPECT_EQ(doc["topology"]["cpus"][2]["node"], 1);
+    std::vector<std::uint64_t> sum(4, 0);
+    for (auto& iv : doc["intervals"])
+        for (std::size_t c = 0; c < 4; ++c) sum[c] += iv["targets"][0]["calls"][c].get<std::uint64_t>();
+    EXPECT_EQ(sum, doc["totals"]["targets"][0]["calls"].get<std::vector<std::uint64_t>>());
+    EXPECT_EQ(doc["histograms"]["dst_release"]["buckets"][0]["low_ns"], 32);
+    EXPECT_EQ(doc["histograms"]["dst_release"]["buckets"][0]["count"], 6);
+    EXPECT_EQ(doc["command"]["exit_status"], 0);
+    EXPECT_EQ(doc["drops"]["recursion_misses"], 0);
+}
+
+TEST(Recording, CheckFindsProblems) {
+    EXPECT_FALSE(check_recording(nlohmann::json::array()).empty());
+    nlohmann::json d = {{"schema", "other"}};
+    auto probs = check_recording(d);
+    EXPECT_FALSE(probs.empty());
+    EXPECT_NE(probs[0].find("missing"), std::string::npos);
+}
+
+TEST(Duration, ParsesUnits) {
+    EXPECT_DOUBLE_EQ(*parse_duration("5"), 5.0);
+    EXPECT_DOUBLE_EQ(*parse_duration("250ms"), 0.25);
+    EXPECT_DOUBLE_EQ(*parse_duration("2m"), 120.0);
+    EXPECT_DOUBLE_EQ(*parse_duration("1.5s"), 1.5);
+    EXPECT_FALSE(parse_duration("").ok());
+    EXPECT_FALSE(parse_duration("-1").ok());
+    EXPECT_FALSE(parse_duration("5 parsecs").ok());
+    EXPECT_NE(parse_duration("5x").error().message().find("unit"), std::string::npos);
+}
+
+TEST(List, SplitsAndTrims) {
+    EXPECT_EQ(split_list("a, b,,c "), (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_TRUE(split_list("").empty());
+}

@@ -1,0 +1,164 @@
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "hotline/planner.hpp"
+
+using namespace hotline;
+
+namespace {
+
+// Answers from a table: which (target, mechanism) pairs load, and why the rest fail.
+class FakeAttacher : public Attacher {
+public:
+    std::map<std::string, FunctionFacts> facts;
+    std::map<std::pair<std::string, Mechanism>, AttachOutcome> outcomes;
+    std::vector<std::pair<std::string, Mechanism>> tried;
+
+    FunctionFacts function_facts(const TargetDef& t) override { return facts[t.name]; }
+    AttachOutcome attach(const TargetDef& t, Mechanism m) override {
+        tried.push_back({t.name, m});
+        auto it = outcomes.find({t.name, m});
+        if (it != outcomes.end()) return it->second;
+        AttachOutcome o;
+        o.reason = "EPERM at load";
+        return o;
+    }
+};
+
+AttachOutcome ok(Fidelity f, std::string what) {
+    AttachOutcome o;
+    o.ok = true;
+    o.fidelity = f;
+    o.attach = std::move(what);
+    return o;
+}
+
+PlanFacts locked_down_host() {
+    PlanFacts f;
+    f.btf = true;
+    f.kprobes = false;
+    f.lockdown = "confidentiality";
+    return f;
+}
+
+FakeAttacher host_like() {
+    FakeAttacher a;
+    FunctionFacts present{true, true, true};
+    a.facts["dst_release"] = present;
+    a.facts["ipv4_dst_check"] = present;
+    a.facts["queue_work_on"] = present;
+    a.facts["tcp_prequeue"] = FunctionFacts{};
+    a.outcomes[{"dst_release", Mechanism::kTracepoint}] = ok(Fidelity::kPartial, "skb free");
+    a.outcomes[{"queue_work_on", Mechanism::kTracepoint}] = ok(Fidelity::kExact, "workqueue_queue_work");
+    a.outcomes[{"ipv4_dst_check", Mechanism::kSampling}] = ok(Fidelity::kSampled, "cpu-clock");
+    a.outcomes[{"dst_release", Mechanism::kSampling}] = ok(Fidelity::kSampled, "cpu-clock");
+    return a;
+}
+
+}  // namespace
+
+TEST(Planner, LockedDownHostFallsBackInOrderWithReasons) {
+    FakeAttacher a = host_like();
+    auto plan = make_plan(builtin_targets(), locked_down_host(), a, {});
+    ASSERT_TRUE(plan.ok()) << plan.error().message();
+    const TargetPlan* d = plan->find("dst_release");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->mechanism, Mechanism::kTracepoint);
+    EXPECT_EQ(d->fidelity, Fidelity::kPartial);
+    ASSERT_EQ(d->rejected.size(), 2u);
+    EXPECT_EQ(d->rejected[0].mechanism, Mechanism::kFentry);
+    EXPECT_EQ(d->rejected[0].reason, "EPERM at load");
+    EXPECT_EQ(d->rejected[1].mechanism, Mechanism::kKprobe);
+    EXPECT_NE(d->rejected[1].reason.find("without kprobes"), std::string::npos);
+
+    const TargetPlan* c = plan->find("ipv4_dst_check");
+    EXPECT_EQ(c->mechanism, Mechanism::kSampling);
+    EXPECT_EQ(c->fidelity, Fidelity::kSampled);
+    ASSERT_EQ(c->rejected.size(), 3u);
+    EXPECT_NE(c->rejected[2].reason.find("no tracepoint proxy"), std::string::npos);
+
+    const TargetPlan* p = plan->find("tcp_prequeue");
+    EXPECT_FALSE(p->observable());
+    EXPECT_NE(p->unavailable_reason.find("removed in 4.14"), std::string::npos);
+
+    EXPECT_EQ(plan->find("queue_work_on")->mechanism, Mechanism::kTracepoint);
+    EXPECT_TRUE(plan->any_observable());
+}
+
+TEST(Planner, KprobePrecheckNeverTouchesTheKernel) {
+    FakeAttacher a = host_like();
+    auto plan = make_plan(builtin_targets(), locked_down_host(), a, {});
+    ASSERT_TRUE(plan.ok());
+    for (auto& [t, m] : a.tried) EXPECT_NE(m, Mechanism::kKprobe) << t;
+    for (auto& [t, m] : a.tried) EXPECT_NE(t, "tcp_prequeue");
+}
+
+TEST(Planner, FirstWorkingMechanismWins) {
+    FakeAttacher a = host_like();
+    a.outcomes[{"dst_release", Mechanism::kFentry}] = ok(Fidelity::kExact, "fentry");
+    PlanFacts f = locked_down_host();
+    f.kprobes = true;
+    auto plan = make_plan(builtin_targets(), f, a, {});
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->find("dst_release")->mechanism, Mechanism::kFentry);
+    EXPECT_TRUE(plan->find("dst_release")->rejected.empty());
+    // kprobe was worth trying for the others and failed at the attacher
+    EXPECT_EQ(plan->find("queue_work_on")->rejected[1].reason, "EPERM at load");
+}
+
+TEST(Planner, ForcedMechanismFailureIsAnErrorNotAFallback) {
+    FakeAttacher a = host_like();
+    PlanOptions o;
+    o.forced = Mechanism::kFentry;
+    auto plan = make_plan({*find_target("dst_release")}, locked_down_host(), a, o);
+    ASSERT_FALSE(plan.ok());
+    EXPECT_NE(plan.error().message().find("fentry for dst_release"), std::string::npos);
+    EXPECT_NE(plan.error().message().find("EPERM"), std::string::npos);
+    for (auto& [t, m] : a.tried) EXPECT_EQ(m, Mechanism::kFentry);
+}
+
+TEST(Planner, ForcedMechanismThatWorksIsUsed) {
+    FakeAttacher a = host_like();
+    PlanOptions o;
+    o.forced = Mechanism::kSampling;
+    auto plan = make_plan({*find_target("dst_release")}, locked_down_host(), a, o);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->targets[0].mechanism, Mechanism::kSampling);
+}
+
+TEST(Planner, ForcedOnAbsentFunctionNamesIt) {
+    FakeAttacher a = host_like();
+    PlanOptions o;
+    o.forced = Mechanism::kTracepoint;
+    auto plan = make_plan({*find_target("tcp_prequeue")}, locked_down_host(), a, o);
+    ASSERT_FALSE(plan.ok());
+    EXPECT_NE(plan.error().message().find("tcp_prequeue"), std::string::npos);
+}
+
+TEST(Planner, NoBtfExplainsFentry) {
+    FakeAttacher a = host_like();
+    PlanFacts f = locked_down_host();
+    f.btf = false;
+    auto plan = make_plan({*find_target("queue_work_on")}, f, a, {});
+    ASSERT_TRUE(plan.ok());
+    EXPECT_NE(plan->targets[0].rejected[0].reason.find("no BTF"), std::string::npos);
+    EXPECT_NE(plan->targets[0].rejected[2].reason.find("BTF"), std::string::npos);
+}
+
+TEST(Planner, NothingWorksMeansUnavailable) {
+    FakeAttacher a;
+    a.facts["ipv4_dst_check"] = FunctionFacts{true, true, false};
+    auto plan = make_plan({*find_target("ipv4_dst_check")}, locked_down_host(), a, {});
+    ASSERT_TRUE(plan.ok());
+    EXPECT_FALSE(plan->targets[0].observable());
+    EXPECT_FALSE(plan->any_observable());
+    EXPECT_EQ(plan->targets[0].rejected.size(), 4u);
+    EXPECT_NE(plan->targets[0].rejected[3].reason.find("kptr_restrict"), std::string::npos);
+}
+
+TEST(Catalog, MechanismNamesRoundTrip) {
+    for (Mechanism m : kMechanismOrder) EXPECT_EQ(parse_mechanism(to_string(m)), m);
+    EXPECT_FALSE(parse_mechanism("uprobe").has_value());
+    EXPECT_EQ(builtin_target_names(), "dst_release, ipv4_dst_check, tcp_prequeue, queue_work_on");
+}
