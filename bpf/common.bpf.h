@@ -113,4 +113,84 @@ static __always_inline void hl_lat_exit(void)
 	c->lat_sum_ns += delta;
 }
 
+/* ---- handoff tracking ---------------------------------------------------
+ * The one shared structure: an LRU map with one entry per live object, written
+ * only when the object's owner (last CPU to touch it) changes.  Per-object
+ * counts in it are best effort (plain increments, no atomics: an atomic here
+ * would add the very contention being measured); the per-CPU totals are exact. */
+
+const volatile __u32 hl_obj_mode = HL_OBJ_NONE;
+const volatile __u32 hl_obj_arg = 0;
+const volatile __u32 hl_obj_is_work = 0;    /* object is a work_struct: remember ->func */
+const volatile __u32 hl_handoff_sample = 1; /* track objects whose hash % N == 0 */
+const volatile __u32 hl_remote_arg = 0xff;  /* argument holding a requested CPU, 0xff: none */
+const volatile __u32 hl_nr_cpus = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct hl_owner);
+} owners SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hl_handoff_counts);
+} handoffs SEC(".maps");
+
+static __always_inline void hl_track(__u64 obj, __s64 req_cpu)
+{
+	struct hl_handoff_counts *hc;
+	struct hl_owner *o;
+	__u32 zero = 0, cpu, node, prev;
+
+	if (!obj)
+		return;
+	/* Sample whole objects, not hits, so every touch of a tracked object counts. */
+	if (hl_handoff_sample > 1 &&
+	    (((obj >> 6) * 0x9E3779B97F4A7C15ULL) >> 40) % hl_handoff_sample)
+		return;
+	hc = bpf_map_lookup_elem(&handoffs, &zero);
+	if (!hc)
+		return;
+	cpu = bpf_get_smp_processor_id();
+	node = bpf_get_numa_node_id();
+	hc->tracked++;
+	if (req_cpu >= 0 && req_cpu < hl_nr_cpus && req_cpu != cpu)
+		hc->remote++;
+	o = bpf_map_lookup_elem(&owners, &obj);
+	if (!o) {
+		struct hl_owner n = { .cpu = cpu, .node = node };
+
+		if (hl_obj_is_work)
+			n.aux = (__u64)BPF_CORE_READ((struct work_struct *)obj, func);
+		bpf_map_update_elem(&owners, &obj, &n, BPF_NOEXIST);
+		hc->new_objects++;
+		return;
+	}
+	if (o->cpu == cpu) {
+		hc->same_cpu++;
+		return;
+	}
+	prev = o->node;
+	if (prev == node) {
+		hc->cross_cpu++;
+	} else {
+		hc->cross_node++;
+		o->cross_node++;
+	}
+	hc->from_node[prev < HL_MAX_NODES ? prev : HL_MAX_NODES - 1]++;
+	o->handoffs++;
+	o->cpu = cpu;
+	o->node = node;
+}
+
+/* The object of a hit from an skb argument: its dst, noref bit cleared. */
+static __always_inline __u64 hl_skb_dst(__u64 skb)
+{
+	return BPF_CORE_READ((struct sk_buff *)skb, _skb_refdst) & ~1UL;
+}
+
 #endif /* HOTLINE_COMMON_BPF_H */

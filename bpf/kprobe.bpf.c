@@ -3,11 +3,33 @@
  * the fallback when fentry cannot load (no BTF trampolines, lockdown). */
 #include "common.bpf.h"
 
+static __always_inline __u64 hl_kprobe_arg(struct pt_regs *ctx, __u32 n)
+{
+	switch (n) {
+	case 0: return PT_REGS_PARM1(ctx);
+	case 1: return PT_REGS_PARM2(ctx);
+	case 2: return PT_REGS_PARM3(ctx);
+	case 3: return PT_REGS_PARM4(ctx);
+	case 4: return PT_REGS_PARM5(ctx);
+	default: return 0;
+	}
+}
+
 SEC("kprobe")
 int BPF_KPROBE(hl_kprobe)
 {
 	hl_count_hit();
 	hl_lat_enter();
+	if (hl_obj_mode != HL_OBJ_NONE) {
+		__u64 obj = hl_kprobe_arg(ctx, hl_obj_arg);
+		__s64 req_cpu = -1;
+
+		if (hl_obj_mode == HL_OBJ_SKB_DST)
+			obj = obj ? hl_skb_dst(obj) : 0;
+		if (hl_remote_arg != 0xff)
+			req_cpu = (__s32)hl_kprobe_arg(ctx, hl_remote_arg);
+		hl_track(obj, req_cpu);
+	}
 	return 0;
 }
 

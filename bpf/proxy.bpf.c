@@ -9,9 +9,11 @@
 #define SKB_DST_NOREF 1UL
 
 SEC("tp_btf/workqueue_queue_work")
-int BPF_PROG(hl_tp_queue_work)
+int BPF_PROG(hl_tp_queue_work, int req_cpu, struct pool_workqueue *pwq, struct work_struct *work)
 {
 	hl_count_hit();
+	if (hl_obj_mode != HL_OBJ_NONE)
+		hl_track((__u64)work, req_cpu);
 	return 0;
 }
 
@@ -24,8 +26,11 @@ static __always_inline void hl_skb_freed(struct sk_buff *skb)
 		return;
 	c->events++;
 	refdst = BPF_CORE_READ(skb, _skb_refdst);
-	if (refdst && !(refdst & SKB_DST_NOREF))
+	if (refdst && !(refdst & SKB_DST_NOREF)) {
 		c->calls++;
+		if (hl_obj_mode != HL_OBJ_NONE)
+			hl_track(refdst, -1);
+	}
 }
 
 SEC("tp_btf/consume_skb")

@@ -20,6 +20,47 @@ typedef unsigned long long hl_u64;
 /* Functions one sampling program attributes IPs to. */
 #define HL_MAX_SAMPLE_TARGETS 16
 
+/* NUMA nodes the handoff matrix distinguishes; higher node ids fold into the last. */
+#define HL_MAX_NODES 8
+
+/* How a program finds the kernel object of a hit (rodata hl_obj_mode). */
+#define HL_OBJ_NONE 0
+#define HL_OBJ_ARG 1     /* pointer argument hl_obj_arg */
+#define HL_OBJ_SKB_DST 2 /* dst held by the sk_buff in argument hl_obj_arg */
+
+/* Per-CPU handoff counters of one target: each tracked hit compares this CPU with
+ * the object's previous toucher. */
+struct hl_handoff_counts {
+	hl_u64 tracked;     /* hits that went through tracking (after --handoff-sample) */
+	hl_u64 same_cpu;    /* previous toucher was this CPU */
+	hl_u64 cross_cpu;   /* another CPU of the same node */
+	hl_u64 cross_node;  /* a CPU of another node */
+	hl_u64 new_objects; /* first touch seen (inserted into the owner map) */
+	hl_u64 remote;      /* queue_work_on: requested CPU is another CPU */
+	hl_u64 from_node[HL_MAX_NODES]; /* handoffs arriving here, by the previous node */
+};
+
+/* One live object in the bounded (LRU) owner map; written only when the owner changes. */
+struct hl_owner {
+	hl_u32 cpu;
+	hl_u32 node;
+	hl_u64 handoffs;   /* cross-CPU handoffs of this object, same node or not */
+	hl_u64 cross_node; /* of which across nodes */
+	hl_u64 aux;        /* work items: work->func at first touch */
+};
+
+/* Per-CPU counters of the queue_work_on attribution programs. */
+struct hl_workq_counts {
+	hl_u64 irqs;         /* irq_handler_entry on this CPU */
+	hl_u64 queued;       /* workqueue_queue_work on this CPU */
+	hl_u64 remote;       /* of which for another CPU */
+	hl_u64 executed;     /* workqueue_execute_start on this CPU */
+	hl_u64 lat_count;    /* queue -> execute latencies recorded */
+	hl_u64 lat_sum_ns;
+	hl_u64 lat_lost;     /* execute without a recorded queue (map full, attached mid-flight) */
+	hl_u64 hist[HL_HIST_SLOTS];
+};
+
 /* Per-CPU counters of one watched target (value of the `counts` per-CPU array, key 0). */
 struct hl_counts {
 	hl_u64 calls;        /* hits counted for the target (for a proxy: matching events) */
@@ -52,11 +93,17 @@ struct hl_sample_counts {
 };
 
 #ifdef __cplusplus
+static_assert(sizeof(struct hl_handoff_counts) == 8 * (6 + HL_MAX_NODES), "hl_handoff_counts layout");
+static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
+static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
 static_assert(sizeof(struct hl_counts) == 8 * (5 + HL_HIST_SLOTS), "hl_counts layout");
 static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");
 static_assert(sizeof(struct hl_range) == 16, "hl_range layout");
 static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS), "hl_sample_counts layout");
 #else
+_Static_assert(sizeof(struct hl_handoff_counts) == 8 * (6 + HL_MAX_NODES), "hl_handoff_counts layout");
+_Static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
+_Static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
 _Static_assert(sizeof(struct hl_counts) == 8 * (5 + HL_HIST_SLOTS), "hl_counts layout");
 _Static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");
 _Static_assert(sizeof(struct hl_range) == 16, "hl_range layout");

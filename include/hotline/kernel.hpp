@@ -75,6 +75,8 @@ public:
     static Result<KernelBtf> load(const std::string& path = "/sys/kernel/btf/vmlinux");
     bool has_func(std::string_view name) const;
     bool has_member(std::string_view type, std::string_view member) const;
+    // Name of the struct/union type of a member ("" when absent or not an aggregate).
+    std::string member_type(std::string_view type, std::string_view member) const;
     const struct btf* raw() const { return btf_; }
 
 private:

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hotline/kernel.hpp"
+#include "hotline/layout.hpp"
 #include "hotline/metrics.hpp"
 #include "hotline/planner.hpp"
 
@@ -19,6 +20,12 @@ void render_interval_text(std::ostream& os, const Interval& iv, const Topology& 
                           bool per_cpu, const std::string& title);
 void render_log2_hist(std::ostream& os, const Log2Hist& h, const std::string& unit);
 void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, double seconds);
+// Node x node handoff matrix per target with same/cross-CPU/cross-node totals.
+void render_handoffs_text(std::ostream& os, const Interval& iv, const Topology& topo, bool per_cpu);
+void render_hot_objects_text(std::ostream& os, const std::vector<HotObject>& top, double seconds);
+void render_layouts_text(std::ostream& os, const std::vector<LineLayout>& layouts);
+void render_workq_text(std::ostream& os, const WorkqCounters& w, const Topology& topo, double seconds,
+                       const std::string& finding, std::size_t top_funcs);
 
 // JSON.
 nlohmann::json to_json(const KernelInfo& k);
@@ -27,6 +34,10 @@ nlohmann::json to_json(const Plan& p);
 nlohmann::json to_json(const TargetCounters& c);
 nlohmann::json to_json(const Interval& iv);
 nlohmann::json cost_to_json(const std::vector<ProgCost>& cost);
+nlohmann::json to_json(const HandoffCounters& h);
+nlohmann::json to_json(const HotObject& o, double seconds);
+nlohmann::json to_json(const LineLayout& l);
+nlohmann::json to_json(const WorkqCounters& w);
 
 inline constexpr int kRecordingVersion = 1;
 inline constexpr const char* kRecordingSchema = "hotline.recording";

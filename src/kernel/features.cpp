@@ -63,6 +63,23 @@ bool KernelBtf::has_member(std::string_view type, std::string_view member) const
     return false;
 }
 
+std::string KernelBtf::member_type(std::string_view type, std::string_view member) const {
+    if (!btf_) return {};
+    std::string tn(type);
+    int id = btf__find_by_name_kind(btf_, tn.c_str(), BTF_KIND_STRUCT);
+    if (id <= 0) return {};
+    const struct btf_type* t = btf__type_by_id(btf_, id);
+    const struct btf_member* m = btf_members(t);
+    for (int i = 0; i < btf_vlen(t); ++i, ++m) {
+        if (member != btf__name_by_offset(btf_, m->name_off)) continue;
+        const struct btf_type* mt = btf__type_by_id(btf_, m->type);
+        while (mt && (btf_is_typedef(mt) || btf_is_const(mt) || btf_is_volatile(mt))) mt = btf__type_by_id(btf_, mt->type);
+        if (!mt || !(btf_is_struct(mt) || btf_is_union(mt))) return {};
+        return btf__name_by_offset(btf_, mt->name_off);
+    }
+    return {};
+}
+
 namespace {
 
 struct CapName {

@@ -57,6 +57,10 @@ json to_json(const TargetCounters& c) {
         j["latency"] = {{"unit", "ns"}, {"count", c.lat_count}, {"sum_ns", c.lat_sum_ns},
                         {"lost", c.lat_lost}, {"log2_slots", slots}};
     }
+    if (c.has_handoffs) {
+        j["object_type"] = c.object_type;
+        j["handoffs"] = to_json(c.handoffs);
+    }
     return j;
 }
 
@@ -81,6 +85,7 @@ json to_json(const Interval& iv) {
         j["samples_kernel"] = iv.d.samples_kernel;
     }
     j["cost"] = cost_to_json(iv.d.cost);
+    if (iv.d.has_workq) j["workqueue"] = to_json(iv.d.workq);
     return j;
 }
 
@@ -112,6 +117,9 @@ void RecordingWriter::finish(const Interval& whole, int exit_status, const std::
     }
     for (auto& c : whole.d.cost) misses += c.recursion_misses;
     doc_["histograms"] = hist;
+    json hot = json::array();
+    for (auto& o : top_objects(whole.d.objects, 20)) hot.push_back(to_json(o, whole.seconds()));
+    doc_["hot_objects"] = hot;
     doc_["cost"] = cost_to_json(whole.d.cost);
     doc_["drops"] = {{"recursion_misses", misses}, {"latency_unpaired", lost}};
     if (!argv.empty()) doc_["command"] = {{"argv", argv}, {"exit_status", exit_status}};
@@ -148,6 +156,46 @@ std::vector<std::string> check_recording(const json& doc) {
                 problems.push_back("an interval target lacks target/calls/mechanism/fidelity");
     }
     return problems;
+}
+
+}  // namespace hotline
+
+namespace hotline {
+
+nlohmann::json to_json(const HandoffCounters& h) {
+    return nlohmann::json{{"tracked", h.tracked},         {"same_cpu", h.same_cpu},   {"cross_cpu", h.cross_cpu},
+                          {"cross_node", h.cross_node},   {"new_objects", h.new_objects}, {"remote", h.remote},
+                          {"node_matrix", h.matrix},      {"live_objects", h.live_objects},
+                          {"capacity", h.capacity},       {"evictions", h.evictions}, {"sample", h.sample},
+                          {"handoffs_total", h.handoffs()}, {"cross_node_total", h.total(h.cross_node)}};
+}
+
+nlohmann::json to_json(const HotObject& o, double seconds) {
+    double s = seconds > 0 ? seconds : 1;
+    return nlohmann::json{{"target", o.target},     {"type", o.type},
+                          {"id", o.id},             {"handoffs", o.handoffs},
+                          {"cross_node", o.cross_node}, {"handoffs_per_s", double(o.handoffs) / s},
+                          {"cross_node_per_s", double(o.cross_node) / s}, {"last_cpu", o.last_cpu},
+                          {"detail", o.detail}};
+}
+
+nlohmann::json to_json(const LineLayout& l) {
+    nlohmann::json fields = nlohmann::json::array();
+    for (auto& f : l.on_line) fields.push_back({{"field", f.path}, {"offset", f.offset}, {"size", f.size}});
+    return nlohmann::json{{"type", l.type},       {"container", l.container}, {"size", l.type_size},
+                          {"anchor", l.anchor},   {"anchor_offset", l.anchor_offset},
+                          {"line_start", l.line_start}, {"line_end", l.line_start + kCacheLine - 1},
+                          {"fields_on_line", fields}, {"shares_line", l.flagged}, {"other_lines", l.clear}};
+}
+
+nlohmann::json to_json(const WorkqCounters& w) {
+    nlohmann::json funcs = nlohmann::json::object();
+    for (auto& [f, n] : w.funcs) funcs[f] = n;
+    std::vector<std::uint64_t> slots(w.hist.begin(), w.hist.end());
+    return nlohmann::json{{"irqs", w.irqs},         {"queued", w.queued},   {"remote", w.remote},
+                          {"executed", w.executed}, {"work_functions", funcs},
+                          {"queue_to_execute", {{"unit", "ns"}, {"count", w.lat_count}, {"sum_ns", w.lat_sum_ns},
+                                                {"lost", w.lat_lost}, {"log2_slots", slots}}}};
 }
 
 }  // namespace hotline

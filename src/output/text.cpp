@@ -133,3 +133,95 @@ void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, doubl
 }
 
 }  // namespace hotline
+
+namespace hotline {
+
+void render_handoffs_text(std::ostream& os, const Interval& iv, const Topology& topo, bool per_cpu) {
+    double secs = iv.seconds();
+    for (auto& t : iv.d.targets) {
+        if (!t.has_handoffs) continue;
+        const auto& h = t.handoffs;
+        std::uint64_t tracked = h.total(h.tracked), same = h.total(h.same_cpu), xcpu = h.total(h.cross_cpu),
+                      xnode = h.total(h.cross_node), fresh = h.total(h.new_objects);
+        os << fmt::format("handoffs of {} objects seen by {} ({}{})\n", t.object_type, t.target, to_string(t.mechanism),
+                          h.sample > 1 ? fmt::format(", 1 object in {} tracked", h.sample) : "");
+        os << fmt::format("  touches {}  same CPU {}  cross-CPU same node {}  cross-node {}  first touch {}\n", tracked,
+                          same, xcpu, xnode, fresh);
+        if (tracked)
+            os << fmt::format("  handoffs/s {:.1f}  cross-node/s {:.1f}  handoffs per call {:.3f}\n",
+                              secs > 0 ? double(xcpu + xnode) / secs : 0, secs > 0 ? double(xnode) / secs : 0,
+                              t.total_calls() ? double(xcpu + xnode) / double(t.total_calls()) : 0.0);
+        if (h.total(h.remote)) os << fmt::format("  remote (requested CPU != queueing CPU) {}\n", h.total(h.remote));
+        os << fmt::format("  owner map: {} live objects of {}, {} evicted\n", h.live_objects, h.capacity, h.evictions);
+        std::size_t nn = h.matrix.size();
+        if (nn > 1 || topo.nodes.size() > 1) {
+            os << "  from\\to";
+            for (std::size_t to = 0; to < nn; ++to) os << fmt::format(" {:>12}", fmt::format("node {}", to));
+            os << "\n";
+            for (std::size_t f = 0; f < nn; ++f) {
+                os << fmt::format("  node {:<2}", f);
+                for (std::size_t to = 0; to < nn; ++to) os << fmt::format(" {:>12}", h.matrix[f][to]);
+                os << "\n";
+            }
+        }
+        if (per_cpu) {
+            os << fmt::format("  {:<6} {:>12} {:>12} {:>12} {:>12}\n", "CPU", "same", "cross-cpu", "cross-node", "remote");
+            for (int c : topo.cpus) {
+                auto at = [&](const std::vector<std::uint64_t>& v) { return std::size_t(c) < v.size() ? v[c] : 0; };
+                os << fmt::format("  {:<6} {:>12} {:>12} {:>12} {:>12}\n", c, at(h.same_cpu), at(h.cross_cpu),
+                                  at(h.cross_node), at(h.remote));
+            }
+        }
+    }
+}
+
+void render_hot_objects_text(std::ostream& os, const std::vector<HotObject>& top, double seconds) {
+    if (top.empty()) {
+        os << "hot objects: none handed between CPUs\n";
+        return;
+    }
+    os << "hot objects (by cross-node handoffs, then all handoffs)\n";
+    os << fmt::format("  {:<16} {:<20} {:>12} {:>12} {:>12} {:>8}  {}\n", "TARGET", "OBJECT", "HANDOFFS/S",
+                      "X-NODE/S", "HANDOFFS", "LASTCPU", "DETAIL");
+    for (auto& o : top) {
+        double s = seconds > 0 ? seconds : 1;
+        os << fmt::format("  {:<16} {:<20} {:>12.1f} {:>12.1f} {:>12} {:>8}  {}\n", o.target,
+                          fmt::format("{}#{}", o.type, o.id), double(o.handoffs) / s, double(o.cross_node) / s,
+                          o.handoffs, o.last_cpu, o.detail);
+    }
+}
+
+void render_layouts_text(std::ostream& os, const std::vector<LineLayout>& layouts) {
+    for (auto& l : layouts) os << "layout " << describe(l) << "\n";
+}
+
+void render_workq_text(std::ostream& os, const WorkqCounters& w, const Topology& topo, double seconds,
+                       const std::string& finding, std::size_t top_funcs) {
+    auto total = [](const std::vector<std::uint64_t>& v) {
+        std::uint64_t s = 0;
+        for (auto x : v) s += x;
+        return s;
+    };
+    os << "queue_work_on attribution (workqueue tracepoints)\n";
+    os << fmt::format("  {:<6} {:>10} {:>10} {:>10} {:>12}\n", "CPU", "irqs", "queued", "remote", "work/irq");
+    for (int c : topo.cpus) {
+        auto at = [&](const std::vector<std::uint64_t>& v) { return std::size_t(c) < v.size() ? v[c] : 0; };
+        double per = at(w.irqs) ? double(at(w.queued)) / double(at(w.irqs)) : 0.0;
+        os << fmt::format("  {:<6} {:>10} {:>10} {:>10} {:>12.3f}\n", c, at(w.irqs), at(w.queued), at(w.remote), per);
+    }
+    os << fmt::format("  total: {} work items in {:.2f} s, {} for another CPU; {} executed\n", total(w.queued), seconds,
+                      total(w.remote), total(w.executed));
+    std::vector<std::pair<std::string, std::uint64_t>> funcs(w.funcs.begin(), w.funcs.end());
+    std::sort(funcs.begin(), funcs.end(), [](auto& a, auto& b) { return a.second > b.second; });
+    if (funcs.size() > top_funcs) funcs.resize(top_funcs);
+    os << "  work functions queued:\n";
+    for (auto& [f, n] : funcs)
+        if (n) os << fmt::format("    {:>10}  {}\n", n, f);
+    os << fmt::format("  queue -> execute latency ({} timed, {} without a queue record)\n", w.lat_count, w.lat_lost);
+    Log2Hist h{};
+    for (int i = 0; i < HL_HIST_SLOTS; ++i) h[i] = w.hist[i];
+    render_log2_hist(os, h, "nsecs");
+    if (!finding.empty()) os << "  " << finding << "\n";
+}
+
+}  // namespace hotline

@@ -21,6 +21,8 @@
 #include "probe/skeleton.hpp"
 #include "proxy.skel.h"
 #include "sample.skel.h"
+#include "workq.skel.h"
+#include <algorithm>
 
 namespace hotline {
 
@@ -86,9 +88,10 @@ Status check_privileges(const KernelInfo& k) {
     return ok_status();
 }
 
-Result<std::vector<TargetDef>> resolve_targets(const std::vector<std::string>& names) {
+Result<std::vector<TargetDef>> resolve_targets(const std::vector<std::string>& names,
+                                               const std::vector<std::string>& funcs) {
     std::vector<TargetDef> out;
-    if (names.empty()) return builtin_targets();
+    if (names.empty() && funcs.empty()) return builtin_targets();
     for (auto& n : names) {
         const TargetDef* t = find_target(n);
         if (!t)
@@ -98,7 +101,32 @@ Result<std::vector<TargetDef>> resolve_targets(const std::vector<std::string>& n
         for (auto& o : out) dup |= o.name == n;
         if (!dup) out.push_back(*t);
     }
+    for (auto& f : funcs) {
+        auto t = parse_func_spec(f);
+        if (!t) return t.error();
+        for (auto& o : out)
+            if (o.name == t->name)
+                return make_error("target " + t->name + " given twice", EINVAL,
+                                  "name it once, either in --targets or in --func");
+        out.push_back(*t);
+    }
     return out;
+}
+
+std::string random_mix_finding(const KernelBtf* btf, const Kallsyms* ksyms) {
+    bool sym = ksyms && ksyms->contains("mix_interrupt_randomness");
+    std::string mix = btf ? btf->member_type("fast_pool", "mix") : "";
+    if (!sym && mix.empty())
+        return "mix_interrupt_randomness is not in this kernel: add_interrupt_randomness mixes inline "
+               "(before 5.18, or the path was changed): no queue_work_on from it";
+    if (mix == "timer_list")
+        return "mix_interrupt_randomness runs from a per-CPU timer on this kernel (fast_pool.mix is a "
+               "timer_list: 748bc4dd9e66 is present): the interrupt path queues no work";
+    if (mix == "work_struct")
+        return "mix_interrupt_randomness is queued with queue_work_on from the interrupt path on this "
+               "kernel (fast_pool.mix is a work_struct: 58340f8e952b without 748bc4dd9e66): "
+               "see the work-function table";
+    return "mix_interrupt_randomness is present; fast_pool.mix type unknown (" + (mix.empty() ? std::string("no BTF") : mix) + ")";
 }
 
 // ------------------------------------------------------------- attach attempts
@@ -115,7 +143,23 @@ struct Attached {
     std::string target;
     Mechanism mech;
     std::vector<std::string> programs;  // names whose run stats belong to this target
+    bool handoffs = false;
+    std::string object_type;
 };
+
+// Handoff tracking settings shared by the fentry, kprobe and proxy objects.
+template <class S>
+bool configure_tracking(S* s, const TargetDef& t, const SessionOptions& o, bool proxy) {
+    bool on = o.handoffs && (proxy ? t.proxy != Proxy::kNone : t.object != ObjectKind::kNone);
+    s->rodata->hl_obj_mode = !on ? HL_OBJ_NONE : t.object == ObjectKind::kSkbDst && !proxy ? HL_OBJ_SKB_DST : HL_OBJ_ARG;
+    s->rodata->hl_obj_arg = t.object_arg < 0 ? 0 : std::uint32_t(t.object_arg);
+    s->rodata->hl_obj_is_work = t.object_type == "work_struct";
+    s->rodata->hl_handoff_sample = std::uint32_t(std::max(1, o.handoff_sample));
+    s->rodata->hl_remote_arg = t.remote_cpu_arg < 0 ? 0xff : std::uint32_t(t.remote_cpu_arg);
+    s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
+    bpf_map__set_max_entries(s->maps.owners, on ? o.owner_capacity : 1);
+    return on;
+}
 
 struct SampledTarget {
     std::string target;
@@ -175,6 +219,7 @@ private:
             SkelGuard<hl_fentry_bpf> s(hl_fentry_bpf::open());
             if (!s) return {false, "", false, Fidelity::kNone, errname(errno) + " at open"};
             s->rodata->hl_latency = latency;
+            bool tracking = configure_tracking(s.get(), t, opts_, false);
             bpf_program__set_attach_target(s->progs.hl_fentry, 0, t.name.c_str());
             bpf_program__set_attach_target(s->progs.hl_fexit, 0, t.name.c_str());
             bpf_program__set_autoload(s->progs.hl_fexit, latency);
@@ -186,7 +231,7 @@ private:
                 if (!latency) break;
                 continue;
             }
-            Attached a{s.release(), t.name, Mechanism::kFentry, {"hl_fentry"}};
+            Attached a{s.release(), t.name, Mechanism::kFentry, {"hl_fentry"}, tracking, t.object_type};
             if (latency) a.programs.push_back("hl_fexit");
             attached_.push_back(std::move(a));
             out.ok = true;
@@ -206,6 +251,7 @@ private:
         SkelGuard<hl_kprobe_bpf> s(hl_kprobe_bpf::open());
         if (!s) return {false, "", false, Fidelity::kNone, errname(errno) + " at open"};
         s->rodata->hl_latency = opts_.latency;
+        bool tracking = configure_tracking(s.get(), t, opts_, false);
         bpf_program__set_autoload(s->progs.hl_kretprobe, opts_.latency);
         int err = hl_kprobe_bpf::load(s.get());
         if (err) return {false, "", false, Fidelity::kNone, load_reason(err, cap)};
@@ -222,7 +268,7 @@ private:
                 note = " (kretprobe refused: " + errname(errno) + ")";
             }
         }
-        Attached a{s.release(), t.name, Mechanism::kKprobe, {"hl_kprobe"}};
+        Attached a{s.release(), t.name, Mechanism::kKprobe, {"hl_kprobe"}, tracking, t.object_type};
         if (latency) a.programs.push_back("hl_kretprobe");
         attached_.push_back(std::move(a));
         out.ok = true;
@@ -246,9 +292,10 @@ private:
             for (auto* q : progs) want |= q == p;
             bpf_program__set_autoload(p, want);
         }
+        bool tracking = configure_tracking(s.get(), t, opts_, true);
         int err = hl_proxy_bpf::load(s.get());
         if (err) return {false, "", false, Fidelity::kNone, "tp_btf: " + load_reason(err, cap)};
-        Attached a{nullptr, t.name, Mechanism::kTracepoint, {}};
+        Attached a{nullptr, t.name, Mechanism::kTracepoint, {}, tracking, t.object_type};
         for (auto* q : progs) {
             bpf_link* l = bpf_program__attach(q);
             if (!l)
@@ -310,6 +357,121 @@ private:
 class SessionImpl final : public Session {
 public:
     const Plan& plan() const override { return plan_; }
+    const SessionInfo& info() const override { return info_; }
+
+    // Stable per-session id of an object address; the address itself is never shown.
+    std::uint64_t object_id(const std::string& target, std::uint64_t addr) const {
+        auto [it, fresh] = ids_.try_emplace({target, addr}, next_id_);
+        if (fresh) ++next_id_;
+        return it->second;
+    }
+
+    Status read_handoffs(const Attached& a, TargetCounters& c, std::vector<HotObject>& objects, int ncpu,
+                         std::size_t width) const {
+        c.has_handoffs = true;
+        c.object_type = a.object_type;
+        auto& h = c.handoffs;
+        for (auto* v : {&h.tracked, &h.same_cpu, &h.cross_cpu, &h.cross_node, &h.new_objects, &h.remote})
+            v->assign(width, 0);
+        int nn = std::min<int>(HL_MAX_NODES, topo_.nodes.empty() ? 1 : topo_.nodes.back() + 1);
+        h.matrix.assign(std::size_t(nn), std::vector<std::uint64_t>(std::size_t(nn), 0));
+        std::vector<hl_handoff_counts> vals(ncpu);
+        std::uint32_t key = 0;
+        if (bpf_map_lookup_elem(a.obj->map_fd("handoffs"), &key, vals.data()))
+            return make_error("reading handoffs of " + a.target, errno);
+        std::uint64_t inserted = 0;
+        for (int i = 0; i < ncpu; ++i) {
+            int cpu = i < int(topo_.cpus.size()) ? topo_.cpus[i] : i;
+            if (cpu >= int(width)) continue;
+            const auto& v = vals[i];
+            h.tracked[cpu] = v.tracked;
+            h.same_cpu[cpu] = v.same_cpu;
+            h.cross_cpu[cpu] = v.cross_cpu;
+            h.cross_node[cpu] = v.cross_node;
+            h.new_objects[cpu] = v.new_objects;
+            h.remote[cpu] = v.remote;
+            inserted += v.new_objects;
+            int to = std::min(topo_.node_of(cpu), nn - 1);
+            for (int f = 0; f < nn; ++f) h.matrix[f][to] += v.from_node[f];
+        }
+        // The owner map: every live object with its handoff counts (batched reads).
+        int fd = a.obj->map_fd("owners");
+        bpf_map* m = bpf_object__find_map_by_name(a.obj->obj(), "owners");
+        h.capacity = m ? bpf_map__max_entries(m) : 0;
+        h.sample = std::max(1, opts_.handoff_sample);
+        constexpr std::uint32_t kBatch = 1024;
+        std::vector<std::uint64_t> keys(kBatch);
+        std::vector<hl_owner> owners(kBatch);
+        std::uint64_t in = 0, out = 0;
+        bool first = true;
+        std::uint64_t live = 0;
+        while (true) {
+            std::uint32_t count = kBatch;
+            LIBBPF_OPTS(bpf_map_batch_opts, bo);
+            int err = bpf_map_lookup_batch(fd, first ? nullptr : &in, &out, keys.data(), owners.data(), &count, &bo);
+            int e = err ? errno : 0;
+            for (std::uint32_t i = 0; i < count; ++i) {
+                ++live;
+                const hl_owner& o = owners[i];
+                if (!o.handoffs) continue;
+                HotObject ho;
+                ho.target = a.target;
+                ho.type = a.object_type;
+                ho.id = object_id(a.target, keys[i]);
+                ho.handoffs = o.handoffs;
+                ho.cross_node = o.cross_node;
+                ho.last_cpu = int(o.cpu);
+                if (o.aux && ksyms_) ho.detail = ksyms_->symbolize(o.aux).value_or("");
+                objects.push_back(std::move(ho));
+            }
+            if (err) {
+                if (e != ENOENT) return make_error("reading the owner map of " + a.target, e);
+                break;
+            }
+            in = out;
+            first = false;
+        }
+        h.live_objects = live;
+        h.evictions = inserted > live ? inserted - live : 0;
+        return ok_status();
+    }
+
+    Status read_workq(Snapshot& s, int ncpu, std::size_t width) const {
+        s.has_workq = true;
+        auto& w = s.workq;
+        for (auto* v : {&w.irqs, &w.queued, &w.remote, &w.executed}) v->assign(width, 0);
+        std::vector<hl_workq_counts> vals(ncpu);
+        std::uint32_t key = 0;
+        if (bpf_map_lookup_elem(workq_->map_fd("workq"), &key, vals.data()))
+            return make_error("reading workqueue counters", errno);
+        for (int i = 0; i < ncpu; ++i) {
+            int cpu = i < int(topo_.cpus.size()) ? topo_.cpus[i] : i;
+            if (cpu >= int(width)) continue;
+            w.irqs[cpu] = vals[i].irqs;
+            w.queued[cpu] = vals[i].queued;
+            w.remote[cpu] = vals[i].remote;
+            w.executed[cpu] = vals[i].executed;
+            w.lat_count += vals[i].lat_count;
+            w.lat_sum_ns += vals[i].lat_sum_ns;
+            w.lat_lost += vals[i].lat_lost;
+            for (int b = 0; b < HL_HIST_SLOTS; ++b) w.hist[b] += vals[i].hist[b];
+        }
+        int fd = workq_->map_fd("work_funcs");
+        std::uint64_t k = 0, next = 0;
+        std::vector<std::uint64_t> per(ncpu);
+        bool first = true;
+        while (bpf_map_get_next_key(fd, first ? nullptr : &k, &next) == 0) {
+            first = false;
+            k = next;
+            if (bpf_map_lookup_elem(fd, &k, per.data())) continue;
+            std::uint64_t n = 0;
+            for (auto x : per) n += x;
+            std::string name = ksyms_ ? ksyms_->symbolize(k).value_or("") : "";
+            if (name.empty()) name = "(unknown function)";
+            w.funcs[name] += n;
+        }
+        return ok_status();
+    }
 
     Result<Snapshot> read() const override {
         Snapshot s;
@@ -340,8 +502,15 @@ public:
                 c.lat_lost += vals[i].lat_lost;
                 for (int b = 0; b < HL_HIST_SLOTS; ++b) c.hist[b] += vals[i].hist[b];
             }
+            if (a.handoffs)
+                if (auto st = read_handoffs(a, c, s.objects, ncpu, width); !st) return st.error();
             s.targets.push_back(std::move(c));
             for (auto& pname : a.programs) s.cost.push_back(prog_cost(a.obj->obj(), a.target, pname));
+        }
+        if (workq_) {
+            if (auto st = read_workq(s, ncpu, width); !st) return st.error();
+            for (const char* p : {"hl_wq_queue", "hl_wq_execute", "hl_wq_irq"})
+                s.cost.push_back(prog_cost(workq_->obj(), "(workqueue)", p));
         }
         if (sampling_) {
             std::vector<hl_sample_counts> vals(ncpu);
@@ -437,7 +606,32 @@ public:
         return ok_status();
     }
 
+    Status start_workq() {
+        LibbpfCapture cap;
+        SkelGuard<hl_workq_bpf> s(hl_workq_bpf::open());
+        if (!s) return make_error("workqueue attribution: open", errno);
+        s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
+        bpf_map__set_max_entries(s->maps.owners, 1);
+        int err = hl_workq_bpf::load(s.get());
+        if (err) {
+            Error e = make_error("workqueue attribution: load", err);
+            e.detail = cap.tail(6);
+            return e;
+        }
+        err = hl_workq_bpf::attach(s.get());
+        if (err) return make_error("workqueue attribution: attach", err);
+        workq_ = s.release();
+        return ok_status();
+    }
+
     Plan plan_;
+    SessionOptions opts_;
+    SessionInfo info_;
+    const Kallsyms* ksyms_ = nullptr;
+    std::unique_ptr<Kallsyms> ksyms_owned_;
+    std::unique_ptr<LoadedObject> workq_;
+    mutable std::map<std::pair<std::string, std::uint64_t>, std::uint64_t> ids_;
+    mutable std::uint64_t next_id_ = 1;
     Topology topo_;
     std::vector<Attached> attached_;
     std::vector<SampledTarget> sampled_;
@@ -446,6 +640,7 @@ public:
     std::unique_ptr<KernelBtf> btf_;
 
     ~SessionImpl() override {
+        workq_.reset();
         sampling_.reset();
         attached_.clear();
         if (stats_fd_ >= 0) close(stats_fd_);
@@ -458,8 +653,13 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
                                                const Topology& topo) {
     install_libbpf_logger();
     if (auto st = check_privileges(kernel); !st) return st.error();
-    auto targets = resolve_targets(opts.targets);
+    auto targets = resolve_targets(opts.targets, opts.funcs);
     if (!targets) return targets.error();
+    if (opts.handoff_sample < 1)
+        return make_error(fmt::format("bad --handoff-sample {}", opts.handoff_sample), EINVAL,
+                          "use 1 (every object) or N > 1 (one object in N)");
+    if (opts.owner_capacity < 16 || opts.owner_capacity > (1u << 22))
+        return make_error(fmt::format("bad owner map size {}", opts.owner_capacity), EINVAL, "use 16..4194304");
     if (opts.sample_freq <= 0 || opts.sample_freq > 100000)
         return make_error(fmt::format("bad sampling frequency {} Hz", opts.sample_freq), EINVAL,
                           "use 1..100000");
@@ -472,7 +672,22 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
         if (b) btf = std::make_unique<KernelBtf>(std::move(*b));
     }
     auto ksyms = Kallsyms::load();
-    const Kallsyms* kp = ksyms ? &*ksyms : nullptr;
+    if (ksyms) impl->ksyms_owned_ = std::make_unique<Kallsyms>(std::move(*ksyms));
+    const Kallsyms* kp = impl->ksyms_owned_.get();
+    impl->ksyms_ = kp;
+    impl->opts_ = opts;
+    // Custom targets: the tracked argument's type comes from BTF.
+    for (auto& t : *targets) {
+        if (!t.custom || t.object == ObjectKind::kNone) continue;
+        t.object_type = func_arg_struct(btf ? btf->raw() : nullptr, t.name, t.object_arg);
+        if (t.object_type.empty()) {
+            if (btf && btf->has_func(t.name))
+                return make_error(fmt::format("--func {}:arg{}: argument {} is not a pointer to a struct", t.name,
+                                              t.object_arg, t.object_arg),
+                                  EINVAL, "pick the argument that points to the shared object");
+            t.object_type = "object";
+        }
+    }
 
     // Run statistics for our own programs (the cost report); closed with the session.
     impl->stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -503,6 +718,26 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
             }
             impl->sampled_.clear();
         }
+    }
+    // Layouts of the object types watched, from this kernel's BTF.
+    std::vector<std::string> types;
+    for (auto& t : *targets) {
+        const TargetPlan* tp = impl->plan_.find(t.name);
+        if (!tp || !tp->observable() || t.object_type.empty() || t.object_type == "object") continue;
+        if (std::find(types.begin(), types.end(), t.object_type) == types.end()) types.push_back(t.object_type);
+    }
+    for (auto& ty : types) {
+        auto l = object_layout(btf ? btf->raw() : nullptr, ty);
+        if (l) impl->info_.layouts.push_back(*l);
+        else impl->info_.notes.push_back("layout of " + ty + ": " + l.error().message());
+    }
+    bool want_workq = false;
+    for (auto& tp : impl->plan_.targets) want_workq |= tp.target == "queue_work_on" && tp.observable();
+    if (want_workq) {
+        impl->info_.random_mix = random_mix_finding(btf.get(), kp);
+        if (!opts.workq) impl->info_.workq = "off (--no-workq)";
+        else if (auto st = impl->start_workq(); !st) impl->info_.workq = st.error().message();
+        else impl->info_.workq = "attached: tp_btf workqueue_queue_work, workqueue_execute_start, irq_handler_entry";
     }
     impl->btf_ = std::move(btf);
     return std::unique_ptr<Session>(std::move(impl));
