@@ -108,7 +108,12 @@ static __always_inline void hl_lat_exit(void)
 	slot = delta ? hl_log2(delta) : 0;
 	if (slot >= HL_HIST_SLOTS)
 		slot = HL_HIST_SLOTS - 1;
-	c->hist[slot]++;
+	/* clang clamps a zero-extended copy and indexes with the original register;
+	 * verifiers before ~6.8 (Debian's 5.10, 6.1, 6.12) then see an unbounded
+	 * index and refuse the program (EACCES).  Re-check the register used. */
+	barrier_var(slot);
+	if (slot < HL_HIST_SLOTS)
+		c->hist[slot]++;
 	c->lat_count++;
 	c->lat_sum_ns += delta;
 }
