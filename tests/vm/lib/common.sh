@@ -22,6 +22,9 @@ vm_kernel_field() {
     awk -v a="$1" -v c="$2" '$1 == a { print $c; found = 1 } END { exit !found }' <<<"$VM_KERNEL_TABLE"
 }
 
+# A kernel argument is an alias from the table or a linux-image .deb.
+vm_valid_kernel() { [ -f "$1" ] || vm_kernel_field "$1" 2 >/dev/null; }
+
 vm_kernel_aliases() { awk 'NF { printf "%s%s", sep, $1; sep = "|" }' <<<"$VM_KERNEL_TABLE"; }
 
 vm_require_tools() {

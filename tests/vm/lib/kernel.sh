@@ -77,7 +77,7 @@ vm_unpack_deb() {  # vm_unpack_deb DEB DIR
     echo "${vmlinuz##*/vmlinuz-}" >"$tmp/release"
     cp "$tmp"/boot/config-* "$tmp/config" 2>/dev/null || true
     basename "$deb" >"$tmp/package"
-    rm -rf "$tmp/boot"
+    rm -rf "${tmp:?}/boot"
     touch "$tmp/ok"
     rm -rf "$dir"
     mv "$tmp" "$dir"

@@ -27,10 +27,10 @@ vm_plan_tests() {
 # when the guest ran the whole plan and its kernel did not die.  Whether each
 # test passed is for the caller to judge from OUT/TEST/rc and its files.
 vm_run() {
-    local kernel=$1 out=$2 testdir=$3 tmo=$4 live=$5 kdir t0 t1 t2 t3 qrc done fatal
+    local kernel=$1 out=$2 testdir=$3 tmo=$4 live=$5 kdir t0 t1 t2 t3 qrc ndone fatal
     shift 5
     t0=$(vm_now_ms)
-    kdir=$(vm_kernel_dir "$kernel") || exit 1
+    kdir=$(vm_kernel_dir "$kernel") || return 1
     t1=$(vm_now_ms)
     rm -rf "$out"
     mkdir -p "$out/work"
@@ -51,7 +51,7 @@ vm_run() {
     vm_log "booting $(cat "$kdir/release") ($(du -m "$out/work/initramfs.cpio" | cut -f1) MiB initramfs, timeout ${tmo}s)"
     qrc=$(vm_boot "$kdir/vmlinux" "$out/work/initramfs.cpio" "$out" "$tmo" "$live")
     t3=$(vm_now_ms)
-    done=$(vm_collect "$out" "$out")
+    ndone=$(vm_collect "$out" "$out")
     fatal=$(vm_console_verdict "$out/console.log")
     rm -rf "$out/work/root"
     {
@@ -68,7 +68,7 @@ vm_run() {
     local why=
     [ -n "$fatal" ] && why="guest kernel died: $fatal"
     [ -z "$why" ] && [ "$qrc" = 124 ] && why="hard timeout: QEMU killed after ${tmo}s"
-    [ -z "$why" ] && [ "$done" != 1 ] && why="guest never reported HLVM-DONE (QEMU exit status $qrc)"
+    [ -z "$why" ] && [ "$ndone" != 1 ] && why="guest never reported HLVM-DONE (QEMU exit status $qrc)"
     if [ -n "$why" ]; then
         echo "$why" >"$out/failure"
         vm_log "FAILED: $why"
