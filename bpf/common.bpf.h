@@ -60,9 +60,13 @@ static __always_inline __u32 hl_log2(__u64 v)
 	return r;
 }
 
+/* Entry pushes (timestamp, thread) on this CPU's stack.  A task that migrates
+ * inside the function exits elsewhere and leaves a stale entry here; a full
+ * stack is therefore taken as stale and restarted (its entries counted lost). */
 static __always_inline void hl_lat_enter(void)
 {
 	struct hl_lat_stack *s;
+	struct hl_counts *c;
 	__u32 zero = 0, d;
 
 	if (!hl_latency)
@@ -71,44 +75,68 @@ static __always_inline void hl_lat_enter(void)
 	if (!s)
 		return;
 	d = s->depth;
+	if (d >= HL_LAT_DEPTH) {
+		c = hl_counts_get();
+		if (c)
+			c->lat_lost += d;
+		d = 0;
+	}
+	barrier_var(d);
 	if (d < HL_LAT_DEPTH) {
 		s->ts[d] = bpf_ktime_get_ns();
 		s->tid[d] = bpf_get_current_pid_tgid();
-	}
-	/* Deeper nesting still counts depth so exits stay paired with entries. */
-	if (d < 64)
 		s->depth = d + 1;
+	}
 }
 
+/* Exit pops the newest entry of this thread.  Entries above it belong to calls
+ * that can no longer return here (interrupts finish before the task resumes), so
+ * they are dropped as lost; no entry of this thread means it entered on another CPU. */
 static __always_inline void hl_lat_exit(void)
 {
 	struct hl_lat_stack *s;
 	struct hl_counts *c;
-	__u32 zero = 0, d, slot;
-	__u64 now, delta;
+	__u32 zero = 0, d, k = 0, slot;
+	__u64 now, delta, tid;
+	bool found = false;
 
 	s = bpf_map_lookup_elem(&lat_stack, &zero);
 	c = hl_counts_get();
 	if (!s || !c)
 		return;
-	d = s->depth;
-	if (d == 0) {
-		/* Attached mid-call, or the entry ran on another CPU. */
-		c->lat_lost++;
-		return;
-	}
-	d--;
-	s->depth = d;
-	if (d >= HL_LAT_DEPTH || s->tid[d] != bpf_get_current_pid_tgid()) {
-		c->lat_lost++;
-		return;
-	}
 	now = bpf_ktime_get_ns();
-	delta = now - s->ts[d];
+	tid = bpf_get_current_pid_tgid();
+	d = s->depth;
+	if (d > HL_LAT_DEPTH)
+		d = HL_LAT_DEPTH;
+	for (__u32 i = 0; i < HL_LAT_DEPTH; i++) {
+		if (i >= d)
+			break;
+		k = d - 1 - i;
+		barrier_var(k);
+		if (k >= HL_LAT_DEPTH)
+			break;
+		if (s->tid[k] == tid) {
+			found = true;
+			break;
+		}
+	}
+	if (!found || k >= HL_LAT_DEPTH) {
+		c->lat_lost++;
+		return;
+	}
+	c->lat_lost += d - 1 - k;
+	s->depth = k;
+	delta = now - s->ts[k];
 	slot = delta ? hl_log2(delta) : 0;
 	if (slot >= HL_HIST_SLOTS)
 		slot = HL_HIST_SLOTS - 1;
-	c->hist[slot]++;
+	/* clang clamps a zero-extended copy and indexes with the original register;
+	 * verifiers before ~6.8 (Debian's 5.10, 6.1, 6.12) then see an unbounded
+	 * index and refuse the program (EACCES).  Re-check the register used. */
+	barrier_var(slot);
+	if (slot < HL_HIST_SLOTS)
+		c->hist[slot]++;
 	c->lat_count++;
 	c->lat_sum_ns += delta;
 }

@@ -76,7 +76,9 @@ int BPF_PROG(hl_wq_execute, struct work_struct *work)
 	slot = delta ? hl_log2(delta) : 0;
 	if (slot >= HL_HIST_SLOTS)
 		slot = HL_HIST_SLOTS - 1;
-	w->hist[slot]++;
+	barrier_var(slot); /* see hl_lat_exit */
+	if (slot < HL_HIST_SLOTS)
+		w->hist[slot]++;
 	w->lat_count++;
 	w->lat_sum_ns += delta;
 	return 0;

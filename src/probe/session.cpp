@@ -224,7 +224,10 @@ private:
             bpf_program__set_attach_target(s->progs.hl_fexit, 0, t.name.c_str());
             bpf_program__set_autoload(s->progs.hl_fexit, latency);
             int err = hl_fentry_bpf::load(s.get());
-            if (!err) err = hl_fentry_bpf::attach(s.get());
+            // Exit before entry: an entry that runs while its exit is not yet attached
+            // leaves a timestamp on the per-CPU latency stack for good.
+            if (!err && latency && !(s->links.hl_fexit = bpf_program__attach(s->progs.hl_fexit))) err = -errno;
+            if (!err && !(s->links.hl_fentry = bpf_program__attach(s->progs.hl_fentry))) err = -errno;
             if (err) {
                 std::string why = load_reason(err, cap);
                 if (first_reason.empty()) first_reason = why;
@@ -255,9 +258,7 @@ private:
         bpf_program__set_autoload(s->progs.hl_kretprobe, opts_.latency);
         int err = hl_kprobe_bpf::load(s.get());
         if (err) return {false, "", false, Fidelity::kNone, load_reason(err, cap)};
-        s->links.hl_kprobe = bpf_program__attach_kprobe(s->progs.hl_kprobe, false, t.name.c_str());
-        if (!s->links.hl_kprobe)
-            return {false, "", false, Fidelity::kNone, errname(errno) + " at attach of kprobe:" + t.name};
+        // Exit before entry, as for fentry: no entry may run without its exit attached.
         bool latency = opts_.latency;
         std::string note;
         if (latency) {
@@ -268,6 +269,9 @@ private:
                 note = " (kretprobe refused: " + errname(errno) + ")";
             }
         }
+        s->links.hl_kprobe = bpf_program__attach_kprobe(s->progs.hl_kprobe, false, t.name.c_str());
+        if (!s->links.hl_kprobe)
+            return {false, "", false, Fidelity::kNone, errname(errno) + " at attach of kprobe:" + t.name};
         Attached a{s.release(), t.name, Mechanism::kKprobe, {"hl_kprobe"}, tracking, t.object_type};
         if (latency) a.programs.push_back("hl_kretprobe");
         attached_.push_back(std::move(a));

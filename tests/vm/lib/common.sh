@@ -1,0 +1,51 @@
+# Shared by the VM harness scripts: the guest kernel table, the cache location,
+# logging and small helpers.  Sourced, never run.
+
+# alias  Debian suite          dst_entry refcount field  why this kernel is in the tier
+VM_KERNEL_TABLE="
+6.1   bookworm             __refcnt  bookworm's stock kernel: dst layout before the 6.4 false-sharing fix
+6.12  bookworm-backports   __rcuref  bookworm-backports: dst layout after the 6.4 fix (rcuref_t)
+5.10  bullseye             __refcnt  bullseye: no memcg accounting of BPF memory (RLIMIT_MEMLOCK applies)
+"
+
+VM_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VM_CACHE=${HOTLINE_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hotline-vm}
+
+vm_log() { printf 'hotline-vm: %s\n' "$*" >&2; }
+vm_die() { printf 'hotline-vm: error: %s\n' "$*" >&2; exit 1; }
+
+# Milliseconds since an arbitrary origin, for the timing report.
+vm_now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# vm_kernel_field ALIAS COLUMN: one column (2 = suite, 3 = dst field) of the table.
+vm_kernel_field() {
+    awk -v a="$1" -v c="$2" '$1 == a { print $c; found = 1 } END { exit !found }' <<<"$VM_KERNEL_TABLE"
+}
+
+# A kernel argument is an alias from the table or a linux-image .deb.
+vm_valid_kernel() { [ -f "$1" ] || vm_kernel_field "$1" 2 >/dev/null; }
+
+vm_kernel_aliases() { awk 'NF { printf "%s%s", sep, $1; sep = "|" }' <<<"$VM_KERNEL_TABLE"; }
+
+vm_require_tools() {
+    local missing=() t
+    for t in "$@"; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
+    [ ${#missing[@]} -eq 0 ] ||
+        vm_die "missing tools: ${missing[*]} (Debian: apt-get install qemu-system-x86 busybox-static cpio xz-utils zstd)"
+}
+
+# The busybox the guest runs: static if possible, so it needs no libraries.
+vm_busybox() {
+    local b
+    for b in ${HOTLINE_VM_BUSYBOX:-} /bin/busybox /usr/bin/busybox; do
+        [ -x "$b" ] && { echo "$b"; return 0; }
+    done
+    vm_die "no busybox found (Debian: apt-get install busybox-static)"
+}
+
+# Quote each argument for a POSIX shell (the guest's busybox ash).
+vm_shell_quote() {
+    local a out=
+    for a in "$@"; do out+=" '${a//\'/\'\\\'\'}'"; done
+    printf '%s' "${out# }"
+}

@@ -1,0 +1,92 @@
+# Booting the guest and reading its results.  Sourced after common.sh.
+#
+# Two serial ports: ttyS0 is the kernel console (boot log, progress, panics);
+# ttyS1 carries only the guest runner's result protocol, so a kernel message can
+# never split a marker or a payload line.  Protocol (one item per line, ASCII):
+#   HLVM-HELLO release=R uptime=S
+#   HLVM-OUTPUT TEST BYTES         the test's stdout+stderr, as base64 lines, then HLVM-EOF
+#   HLVM-FILE TEST NAME BYTES      a file the test left in its directory, the same way
+#   HLVM-RESULT TEST rc=N secs=S
+#   HLVM-DONE uptime=S
+# QEMU's own exit status says nothing about the guest (a panic exits 0 too):
+# only HLVM-RESULT and HLVM-DONE count, and QEMU runs under a hard timeout.
+
+# Guest shape: 4 vCPUs on 2 sockets, CPUs 0-1 on node 0 and 2-3 on node 1.
+VM_QEMU_ARGS=(
+    -accel "${HOTLINE_VM_ACCEL:-tcg,thread=multi}" -cpu max -m 1G
+    -smp 4,sockets=2,cores=2,threads=1
+    -object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M
+    -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
+    -nodefaults -display none -no-reboot
+)
+# panic=-1 + oops=panic + -no-reboot: any oops ends the run at once.  Watchdogs
+# and RCU stall warnings are off because an emulated CPU starved by a busy host
+# is not a kernel bug.
+VM_KERNEL_CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=4 mitigations=off nowatchdog rcupdate.rcu_cpu_stall_suppress=1"
+
+# vm_boot VMLINUX INITRD WORKDIR TIMEOUT_S LIVE: writes WORKDIR/console.log and
+# WORKDIR/channel.log; prints QEMU's exit status (124 = hard timeout).
+vm_boot() {
+    local vmlinux=$1 initrd=$2 work=$3 tmo=$4 live=$5 rc
+    rm -f "$work/console.log" "$work/channel.log"
+    set +e
+    timeout -k 5 "$tmo" qemu-system-x86_64 "${VM_QEMU_ARGS[@]}" \
+        -kernel "$vmlinux" -initrd "$initrd" -append "$VM_KERNEL_CMDLINE" \
+        -serial stdio -serial "file:$work/channel.log" </dev/null 2>&1 |
+        if [ "$live" = 1 ]; then tr -d '\r' | tee "$work/console.log" >&2; else tr -d '\r' >"$work/console.log"; fi
+    rc=${PIPESTATUS[0]}
+    set -e
+    echo "$rc"
+}
+
+# vm_collect WORKDIR RESULTS: decodes channel.log into RESULTS/TEST/{rc,secs,output.txt,files/*}.
+# A file whose decoded size differs from its announced size is dropped and noted
+# in RESULTS/TEST/transfer-errors.  Prints the number of HLVM-DONE markers seen.
+vm_collect() {
+    local work=$1 res=$2 b64 name
+    [ -f "$work/channel.log" ] || { echo 0; return; }
+    tr -d '\r' <"$work/channel.log" | awk -v res="$res" '
+        function safe(s) { return s ~ /^[A-Za-z0-9._-]+$/ && s != "." && s != ".." }
+        /^HLVM-FILE / {
+            if (!safe($2) || !safe($3)) { skip = 1; next }
+            dir = res "/" $2; system("mkdir -p \"" dir "/files\"")
+            out = dir "/files/" $3 ".b64"; size[out] = $4; printf "" > out; infile = 1; next
+        }
+        /^HLVM-OUTPUT / {
+            if (!safe($2)) { skip = 1; next }
+            dir = res "/" $2; system("mkdir -p \"" dir "\"")
+            out = dir "/output.txt.b64"; size[out] = $3; printf "" > out; infile = 1; next
+        }
+        /^HLVM-EOF$/ { if (infile && !skip) { close(out); print size[out] > (out ".size"); close(out ".size") }
+                       infile = 0; skip = 0; next }
+        infile { if (!skip) print > out; next }
+        /^HLVM-RESULT / {
+            if (!safe($2)) next
+            dir = res "/" $2; system("mkdir -p \"" dir "\"")
+            for (i = 3; i <= NF; i++) { split($i, kv, "="); print kv[2] > (dir "/" kv[1]); close(dir "/" kv[1]) }
+            next
+        }
+        /^HLVM-HELLO / { for (i = 2; i <= NF; i++) { split($i, kv, "="); print kv[2] > (res "/guest-" kv[1]) } next }
+        /^HLVM-DONE/ { done++; split($2, kv, "="); print kv[2] > (res "/guest-done-uptime") }
+        END { print done + 0 > (res "/.done") }'
+    for b64 in "$res"/*/files/*.b64 "$res"/*/output.txt.b64; do
+        [ -e "$b64" ] || continue
+        local f=${b64%.b64} want got
+        want=$(cat "$b64.size" 2>/dev/null || echo "no HLVM-EOF:")
+        base64 -d <"$b64" >"$f" 2>/dev/null
+        got=$(stat -c %s "$f")
+        rm -f "$b64" "$b64.size"
+        if [ "$want" != "$got" ]; then
+            name=${f#"$res"/}
+            name=${name%%/*}
+            echo "$(basename "$f"): announced $want bytes, decoded $got" >>"$res/$name/transfer-errors"
+            rm -f "$f"
+        fi
+    done
+    cat "$res/.done"
+}
+
+# Lines of the console that mean the guest kernel died or went wrong.
+vm_console_verdict() {  # vm_console_verdict CONSOLE_LOG: prints the first fatal line, if any
+    grep -m1 -aE 'Kernel panic|Oops:|BUG: unable to handle|general protection fault|kernel BUG at' "$1" || true
+}
