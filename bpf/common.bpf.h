@@ -68,6 +68,7 @@ static __always_inline void hl_lat_enter(void)
 	struct hl_lat_stack *s;
 	struct hl_counts *c;
 	__u32 zero = 0, d;
+	__u64 now, tid;
 
 	if (!hl_latency)
 		return;
@@ -81,12 +82,16 @@ static __always_inline void hl_lat_enter(void)
 			c->lat_lost += d;
 		d = 0;
 	}
-	barrier_var(d);
-	if (d < HL_LAT_DEPTH) {
-		s->ts[d] = bpf_ktime_get_ns();
-		s->tid[d] = bpf_get_current_pid_tgid();
-		s->depth = d + 1;
+	now = bpf_ktime_get_ns();
+	tid = bpf_get_current_pid_tgid();
+#pragma unroll
+	for (int i = 0; i < HL_LAT_DEPTH; i++) {
+		if ((__u32)i == d) {
+			s->ts[i] = now;
+			s->tid[i] = tid;
+		}
 	}
+	s->depth = d + 1;
 }
 
 /* Exit pops the newest entry of this thread.  Entries above it belong to calls
@@ -97,7 +102,7 @@ static __always_inline void hl_lat_exit(void)
 	struct hl_lat_stack *s;
 	struct hl_counts *c;
 	__u32 zero = 0, d, k = 0, slot;
-	__u64 now, delta, tid;
+	__u64 now, delta, tid, ts = 0;
 	bool found = false;
 
 	s = bpf_map_lookup_elem(&lat_stack, &zero);
@@ -109,25 +114,25 @@ static __always_inline void hl_lat_exit(void)
 	d = s->depth;
 	if (d > HL_LAT_DEPTH)
 		d = HL_LAT_DEPTH;
-	for (__u32 i = 0; i < HL_LAT_DEPTH; i++) {
-		if (i >= d)
-			break;
-		k = d - 1 - i;
-		barrier_var(k);
-		if (k >= HL_LAT_DEPTH)
-			break;
-		if (s->tid[k] == tid) {
+	/* Fully unrolled with constant indices: a computed index into the stack
+	 * is refused by older verifiers even after a bounds check. */
+#pragma unroll
+	for (int i = HL_LAT_DEPTH - 1; i >= 0; i--) {
+		if ((__u32)i >= d || found)
+			continue;
+		if (s->tid[i] == tid) {
 			found = true;
-			break;
+			k = i;
+			ts = s->ts[i];
 		}
 	}
-	if (!found || k >= HL_LAT_DEPTH) {
+	if (!found) {
 		c->lat_lost++;
 		return;
 	}
 	c->lat_lost += d - 1 - k;
 	s->depth = k;
-	delta = now - s->ts[k];
+	delta = now - ts;
 	slot = delta ? hl_log2(delta) : 0;
 	if (slot >= HL_HIST_SLOTS)
 		slot = HL_HIST_SLOTS - 1;

@@ -3,14 +3,16 @@
  * the fallback when fentry cannot load (no BTF trampolines, lockdown). */
 #include "common.bpf.h"
 
+/* Probe reads, not direct ctx loads: clang folds a switch of register loads into
+ * one load at a computed offset, which the verifier refuses on a ctx pointer. */
 static __always_inline __u64 hl_kprobe_arg(struct pt_regs *ctx, __u32 n)
 {
 	switch (n) {
-	case 0: return PT_REGS_PARM1(ctx);
-	case 1: return PT_REGS_PARM2(ctx);
-	case 2: return PT_REGS_PARM3(ctx);
-	case 3: return PT_REGS_PARM4(ctx);
-	case 4: return PT_REGS_PARM5(ctx);
+	case 0: return PT_REGS_PARM1_CORE(ctx);
+	case 1: return PT_REGS_PARM2_CORE(ctx);
+	case 2: return PT_REGS_PARM3_CORE(ctx);
+	case 3: return PT_REGS_PARM4_CORE(ctx);
+	case 4: return PT_REGS_PARM5_CORE(ctx);
 	default: return 0;
 	}
 }

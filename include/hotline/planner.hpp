@@ -68,6 +68,9 @@ public:
 
 struct PlanOptions {
     std::optional<Mechanism> forced;  // only this mechanism; failing it is an error
+    // With a forced mechanism: is a function missing from this kernel an error (the
+    // user named it) or just unavailable (it came from the default target list)?
+    bool absent_is_error = true;
 };
 
 // Plans every target.  With a forced mechanism, a target that cannot use it is an

@@ -19,6 +19,9 @@ struct ChurnOptions {
     std::vector<int> cpus;    // one pinned thread per CPU
     int writes_per_conn = 4;  // small writes per connection
     int msg_size = 64;
+    // Serve each connection on the next CPU of the list instead of the client's own,
+    // so both ends of every connection (and the route they share) live on two CPUs.
+    bool split = false;
 };
 
 // connect, a few small writes, close, in a loop on each CPU (loopback, 127.0.0.1).

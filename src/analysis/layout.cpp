@@ -41,12 +41,10 @@ void flatten(const struct btf* b, std::uint32_t id, const std::string& prefix, s
         long sz = btf__resolve_size(b, m->type);
         std::string path = prefix + "." + name;
         bool anon = !nm || !*nm;
-        if (mt && (btf_is_struct(mt) || btf_is_union(mt)) && (anon || depth < 1)) {
-            // Anonymous aggregates and one level of named ones are opened up, so
-            // "rcu_head" inside dst_entry is shown with its own offset but "dst" in
-            // rtable expands to dst_entry's fields.
-            flatten(b, mid, anon ? prefix : path, off, out, depth + 1);
-            if (!anon) continue;
+        if (mt && (btf_is_struct(mt) || btf_is_union(mt)) && anon) {
+            // Anonymous aggregates belong to the enclosing struct: open them up.
+            // Named members (rcu_head, __rcuref) stay one field each.
+            flatten(b, mid, prefix, off, out, depth + 1);
             continue;
         }
         FieldPos f;

@@ -14,6 +14,7 @@ inline constexpr int kExitNothingObservable = 3;
 struct ProbeArgs {
     bool json = false;
     std::vector<std::string> targets;
+    std::vector<std::string> funcs;
     std::string mechanism;
 };
 
@@ -29,6 +30,12 @@ struct RecordArgs {
     int sample_freq = 999;
     bool no_latency = false;
     bool quiet = false;
+    std::vector<std::string> funcs;
+    bool no_handoffs = false;
+    int handoff_sample = 1;
+    unsigned owner_map_size = 16384;
+    int top = 10;
+    bool no_workq = false;
     std::vector<std::string> command;
 };
 

@@ -15,8 +15,9 @@ int main(int argc, char** argv) {
     hotline::cli::ProbeArgs probe;
     auto* p = app.add_subcommand("probe", "Report what this kernel allows and the attach plan per target");
     p->add_flag("--json", probe.json, "Print JSON");
-    p->add_option("--targets", probe.targets, "Targets to plan (comma list)")->delimiter(',');
+    p->add_option("-t,--targets", probe.targets, "Targets to plan (comma list)")->delimiter(',');
     p->add_option("--mechanism", probe.mechanism, "Force one mechanism: fentry|kprobe|tracepoint|sampling");
+    p->add_option("--func", probe.funcs, "Also plan a kernel function: NAME or NAME:argN (repeatable)");
 
     hotline::cli::RecordArgs rec;
     auto* r = app.add_subcommand("record", "Trace the targets and print per-node rates every interval");
@@ -26,11 +27,17 @@ int main(int argc, char** argv) {
     r->add_flag("--per-cpu", rec.per_cpu, "Print a table per CPU instead of per NUMA node");
     r->add_option("-o,--output", rec.output, "Write a JSON recording to FILE");
     r->add_option("-m,--mechanism", rec.mechanism, "Force one mechanism: fentry|kprobe|tracepoint|sampling");
-    r->add_option("--workload", rec.workload, "Built-in workload to run while recording: churn|none (default none)");
+    r->add_option("--workload", rec.workload, "Built-in workload while recording: churn (loopback connect/write/close per CPU), churn-split (each connection served on the next CPU), none");
     r->add_option("--workload-cpus", rec.workload_cpus, "CPUs for the built-in workload (default: all)");
     r->add_option("-F,--sample-freq", rec.sample_freq, "Sampling frequency per CPU in Hz (default 999)");
     r->add_flag("--no-latency", rec.no_latency, "Count only: do not attach fexit/kretprobe");
     r->add_flag("-q,--quiet", rec.quiet, "Print only the summary");
+    r->add_option("--func", rec.funcs, "Also watch a kernel function, tracking pointer argument N as the object: NAME[:argN] (repeatable)");
+    r->add_flag("--no-handoffs", rec.no_handoffs, "Count only: do not track object handoffs between CPUs");
+    r->add_option("--handoff-sample", rec.handoff_sample, "Track handoffs of 1 object in N (by address hash) to cut cost");
+    r->add_option("--owner-map-size", rec.owner_map_size, "Objects the handoff tracker keeps per target (LRU, default 16384)");
+    r->add_option("--top", rec.top, "Hot objects and work functions to list (default 10)");
+    r->add_flag("--no-workq", rec.no_workq, "Do not attach the queue_work_on attribution programs");
     r->add_option("command", rec.command, "Command to run while recording (after --)");
     r->positionals_at_end();
 

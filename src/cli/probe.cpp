@@ -19,7 +19,7 @@ int run_probe(const ProbeArgs& a) {
             return kExitUsage;
         }
     }
-    if (auto t = resolve_targets(a.targets); !t) {
+    if (auto t = resolve_targets(a.targets, a.funcs); !t) {
         fmt::print(stderr, "hotline: {}\n", t.error().message());
         return kExitUsage;
     }
@@ -31,6 +31,7 @@ int run_probe(const ProbeArgs& a) {
     }
     SessionOptions so;
     so.targets = a.targets;
+    so.funcs = a.funcs;
     so.forced = forced;
     auto session = Session::open(so, k, *topo);
     if (!session) {
@@ -51,9 +52,16 @@ int run_probe(const ProbeArgs& a) {
                          {"topology", to_json(*topo)},
                          {"plan", to_json(plan)},
                          {"observable", plan.any_observable()}};
+        nlohmann::json layouts = nlohmann::json::array();
+        for (auto& l : (*session)->info().layouts) layouts.push_back(to_json(l));
+        j["layouts"] = layouts;
+        if (!(*session)->info().random_mix.empty()) j["random_mix"] = (*session)->info().random_mix;
         std::cout << j.dump(2) << "\n";
     } else {
         render_probe_text(std::cout, k, *topo, plan);
+        std::cout << "\n";
+        render_layouts_text(std::cout, (*session)->info().layouts);
+        if (!(*session)->info().random_mix.empty()) std::cout << (*session)->info().random_mix << "\n";
         if (!k.btf) std::cout << "\nno kernel BTF: fentry and tp_btf need /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF)\n";
         if (k.lockdown == "confidentiality" || k.lockdown == "integrity")
             std::cout << fmt::format("\nlockdown={}: {}\n", k.lockdown,

@@ -57,9 +57,13 @@ int run_record(const RecordArgs& a) {
                                    "use fentry, kprobe, tracepoint or sampling"),
                         kExitUsage);
     }
-    if (auto t = resolve_targets(a.targets); !t) return fail(t.error(), kExitUsage);
-    if (a.workload != "none" && a.workload != "churn")
-        return fail(make_error("unknown workload \"" + a.workload + "\"", EINVAL, "use churn or none"), kExitUsage);
+    if (auto t = resolve_targets(a.targets, a.funcs); !t) return fail(t.error(), kExitUsage);
+    if (a.handoff_sample < 1)
+        return fail(make_error("--handoff-sample must be 1 or more", EINVAL), kExitUsage);
+    if (a.top < 0) return fail(make_error("--top must not be negative", EINVAL), kExitUsage);
+    if (a.workload != "none" && a.workload != "churn" && a.workload != "churn-split")
+        return fail(make_error("unknown workload \"" + a.workload + "\"", EINVAL, "use churn, churn-split or none"),
+                    kExitUsage);
     if (a.workload != "none" && !a.command.empty())
         return fail(make_error("--workload and a command are exclusive", EINVAL), kExitUsage);
 
@@ -89,6 +93,11 @@ int run_record(const RecordArgs& a) {
     so.forced = forced;
     so.latency = !a.no_latency;
     so.sample_freq = a.sample_freq;
+    so.funcs = a.funcs;
+    so.handoffs = !a.no_handoffs;
+    so.handoff_sample = a.handoff_sample;
+    so.owner_capacity = a.owner_map_size;
+    so.workq = !a.no_workq;
     auto session = Session::open(so, k, *topo);
     if (!session) return fail(session.error());
     const Plan& plan = (*session)->plan();
@@ -106,7 +115,15 @@ int run_record(const RecordArgs& a) {
     RecordingWriter rec(k, *topo, plan);
     rec.set_options({{"duration_s", duration}, {"interval_s", interval}, {"per_cpu", a.per_cpu},
                      {"mechanism", a.mechanism}, {"workload", a.workload}, {"sample_freq", a.sample_freq},
-                     {"latency", !a.no_latency}});
+                     {"latency", !a.no_latency}, {"funcs", a.funcs}, {"handoffs", !a.no_handoffs},
+                     {"handoff_sample", a.handoff_sample}, {"owner_map_size", a.owner_map_size}});
+    const SessionInfo& info = (*session)->info();
+    {
+        nlohmann::json layouts = nlohmann::json::array();
+        for (auto& l : info.layouts) layouts.push_back(to_json(l));
+        rec.set("analysis", {{"layouts", layouts}, {"notes", info.notes}, {"random_mix", info.random_mix},
+                             {"workqueue_programs", info.workq}});
+    }
 
     auto first = (*session)->read();
     if (!first) return fail(first.error());
@@ -114,13 +131,14 @@ int run_record(const RecordArgs& a) {
 
     std::unique_ptr<ChurnWorkload> churn;
     std::optional<ChildProcess> child;
-    if (a.workload == "churn") {
+    if (a.workload == "churn" || a.workload == "churn-split") {
         ChurnOptions co;
         co.cpus = wl_cpus;
+        co.split = a.workload == "churn-split";
         auto w = ChurnWorkload::start(co);
         if (!w) return fail(w.error());
         churn = std::move(*w);
-        fmt::print(stderr, "hotline: churn workload on CPUs {}\n", format_cpulist(wl_cpus));
+        fmt::print(stderr, "hotline: {} workload on CPUs {}\n", a.workload, format_cpulist(wl_cpus));
     }
     if (!a.command.empty()) {
         auto c = ChildProcess::spawn(a.command);
@@ -136,9 +154,11 @@ int run_record(const RecordArgs& a) {
     auto emit = [&](const Snapshot& now) {
         Interval iv = delta(prev, now);
         rec.add_interval(iv);
-        if (!a.quiet)
+        if (!a.quiet) {
             render_interval_text(std::cout, iv, *topo, a.per_cpu,
                                  fmt::format("{}  interval {}", clock_label(), ++n));
+            render_handoffs_text(std::cout, iv, *topo, a.per_cpu);
+        }
         std::cout.flush();
         prev = now;
     };
@@ -172,7 +192,7 @@ int run_record(const RecordArgs& a) {
         churn->stop();
         if (!churn->error().empty()) fmt::print(stderr, "hotline: workload: {}\n", churn->error());
         fmt::print(stderr, "hotline: churn workload made {} connections\n", churn->connections());
-        rec.set("workload", {{"name", "churn"}, {"cpus", wl_cpus}, {"connections", churn->connections()}});
+        rec.set("workload", {{"name", a.workload}, {"cpus", wl_cpus}, {"connections", churn->connections()}});
     }
     if (child) {
         child->signal(SIGTERM);
@@ -190,6 +210,19 @@ int run_record(const RecordArgs& a) {
         render_log2_hist(std::cout, t.hist, "nsecs");
         std::cout << "\n";
     }
+    render_handoffs_text(std::cout, whole, *topo, a.per_cpu);
+    std::cout << "\n";
+    render_hot_objects_text(std::cout, top_objects(whole.d.objects, std::size_t(a.top)), whole.seconds());
+    std::cout << "\n";
+    render_layouts_text(std::cout, info.layouts);
+    for (auto& note : info.notes) std::cout << note << "\n";
+    if (whole.d.has_workq) {
+        std::cout << "\n";
+        render_workq_text(std::cout, whole.d.workq, *topo, whole.seconds(), info.random_mix, std::size_t(a.top));
+    } else if (!info.workq.empty() && info.workq.rfind("attached", 0) != 0) {
+        std::cout << "queue_work_on attribution: " << info.workq << "\n";
+    }
+    std::cout << "\n";
     render_cost_text(std::cout, whole.d.cost, whole.seconds());
 
     if (!a.output.empty()) {

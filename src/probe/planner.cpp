@@ -62,7 +62,7 @@ Result<Plan> make_plan(const std::vector<TargetDef>& targets, const PlanFacts& f
                                         ? t.absent_note
                                         : "not in this kernel: " + t.name +
                                               " is neither in BTF nor in /proc/kallsyms";
-            if (opts.forced)
+            if (opts.forced && opts.absent_is_error)
                 return make_error(std::string(to_string(*opts.forced)) + " for " + t.name + ": " +
                                       tp.unavailable_reason,
                                   ENOENT, "drop it from --targets");

@@ -32,12 +32,15 @@ thread_local LibbpfCapture* g_capture = nullptr;
 
 int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list ap) {
     if (g_capture) {
-        char buf[2048];
+        // Verifier logs arrive as one message of many kilobytes: format it whole.
         va_list cp;
         va_copy(cp, ap);
-        vsnprintf(buf, sizeof buf, fmt, cp);
+        char* buf = nullptr;
+        if (vasprintf(&buf, fmt, cp) >= 0 && buf) {
+            g_capture->append(buf);
+            free(buf);
+        }
         va_end(cp);
-        g_capture->append(buf);
         return 0;
     }
     if (level == LIBBPF_DEBUG || !std::getenv("HOTLINE_LIBBPF_DEBUG")) return 0;
@@ -705,6 +708,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     RealAttacher attacher(kernel, impl->topo_, btf.get(), kp, opts);
     PlanOptions po;
     po.forced = opts.forced;
+    po.absent_is_error = !opts.targets.empty() || !opts.funcs.empty();
     auto plan = make_plan(*targets, facts, attacher, po);
     impl->attached_ = attacher.take_attached();
     if (!plan) return plan.error();  // attached_ is torn down with impl

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@ struct ChurnWorkload::Worker {
 namespace {
 
 void run_worker(ChurnWorkload::Worker* w, const ChurnOptions opts, std::atomic<bool>* stop);
+void run_server(ChurnWorkload::Worker* w, int cpu, const ChurnOptions opts, std::atomic<bool>* stop);
 
 }  // namespace
 
@@ -54,7 +56,12 @@ Result<std::unique_ptr<ChurnWorkload>> ChurnWorkload::start(const ChurnOptions& 
             return make_error("churn workload: listen on 127.0.0.1", errno);
         wl->workers_.push_back(std::move(w));
     }
-    for (auto& w : wl->workers_) wl->threads_.emplace_back(run_worker, w.get(), opts, &wl->stop_);
+    for (std::size_t i = 0; i < wl->workers_.size(); ++i) {
+        auto* w = wl->workers_[i].get();
+        if (opts.split)
+            wl->threads_.emplace_back(run_server, w, opts.cpus[(i + 1) % opts.cpus.size()], opts, &wl->stop_);
+        wl->threads_.emplace_back(run_worker, w, opts, &wl->stop_);
+    }
     return wl;
 }
 
@@ -82,6 +89,28 @@ std::string ChurnWorkload::error() const {
 
 namespace {
 
+bool pin(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+// split mode: accepts on its own CPU, reads each connection to EOF, closes.
+void run_server(ChurnWorkload::Worker* w, int cpu, const ChurnOptions opts, std::atomic<bool>* stop) {
+    if (!pin(cpu)) return;
+    std::vector<char> buf(std::size_t(opts.msg_size) * 4);
+    while (!stop->load(std::memory_order_relaxed)) {
+        pollfd p{w->listen_fd, POLLIN, 0};
+        if (poll(&p, 1, 100) <= 0) continue;
+        int s = accept4(w->listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (s < 0) continue;
+        while (read(s, buf.data(), buf.size()) > 0) {
+        }
+        close(s);
+    }
+}
+
 void run_worker(ChurnWorkload::Worker* w, const ChurnOptions opts, std::atomic<bool>* stop) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -107,6 +136,13 @@ void run_worker(ChurnWorkload::Worker* w, const ChurnOptions opts, std::atomic<b
             fail("connect");
             close(c);
             return;
+        }
+        if (opts.split) {
+            for (int i = 0; i < opts.writes_per_conn; ++i)
+                if (write(c, buf.data(), buf.size()) < 0) break;
+            close(c);
+            w->conns.fetch_add(1, std::memory_order_relaxed);
+            continue;
         }
         int s = accept4(w->listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
         if (s < 0) {

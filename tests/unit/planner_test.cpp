@@ -136,6 +136,17 @@ TEST(Planner, ForcedOnAbsentFunctionNamesIt) {
     EXPECT_NE(plan.error().message().find("tcp_prequeue"), std::string::npos);
 }
 
+TEST(Planner, ForcedWithDefaultTargetsLeavesAbsentOnesUnavailable) {
+    FakeAttacher a = host_like();
+    PlanOptions o;
+    o.forced = Mechanism::kSampling;
+    o.absent_is_error = false;
+    auto plan = make_plan(builtin_targets(), locked_down_host(), a, o);
+    ASSERT_TRUE(plan.ok()) << plan.error().message();
+    EXPECT_FALSE(plan->find("tcp_prequeue")->observable());
+    EXPECT_EQ(plan->find("dst_release")->mechanism, Mechanism::kSampling);
+}
+
 TEST(Planner, NoBtfExplainsFentry) {
     FakeAttacher a = host_like();
     PlanFacts f = locked_down_host();

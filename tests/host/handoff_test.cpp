@@ -1,0 +1,104 @@
+// Privileged tests of handoff tracking: a pty's flush_to_ldisc work item queued
+// alternately from CPU 0 and CPU 1 is handed between them on every write.
+#include <gtest/gtest.h>
+
+#include "host_util.hpp"
+
+using namespace hosttest;
+
+namespace {
+
+struct PtyRun {
+    nlohmann::json rec;
+    const nlohmann::json* ldisc = nullptr;  // the flush_to_ldisc hot object, if listed
+};
+
+PtyRun run_pty(int writes, const std::string& mode) {
+    PtyRun r;
+    std::string f = temp_path("pty-" + mode + ".json");
+    CmdResult c = run(hotline() + " record -q -t queue_work_on --top 50 -o " + f + " -- " + PTY_PINGPONG_BIN + " " +
+                      std::to_string(writes) + " " + mode);
+    EXPECT_EQ(c.rc, 0) << c.err;
+    r.rec = load_json(f);
+    unlink(f.c_str());
+    for (auto& o : r.rec["hot_objects"])
+        if (o["detail"] == "flush_to_ldisc") r.ldisc = &o;
+    return r;
+}
+
+}  // namespace
+
+TEST(HandoffHost, AlternatingWriterHandsTheWorkItemEveryTime) {
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_FAIL() << "needs 2 CPUs";
+    const int writes = 2000;
+    PtyRun r = run_pty(writes, "alt");
+    ASSERT_NE(r.ldisc, nullptr) << "flush_to_ldisc work item not among the hot objects";
+    std::uint64_t h = (*r.ldisc)["handoffs"];
+    // One handoff per write after the first; a write may find the work still
+    // pending (not queued again) — allow 5% of those, and no more than one extra
+    // handoff per write.
+    EXPECT_GE(h, std::uint64_t(writes * 0.95) - 1);
+    EXPECT_LE(h, std::uint64_t(writes));
+    EXPECT_EQ((*r.ldisc)["type"], "work_struct");
+    EXPECT_EQ((*r.ldisc)["cross_node"], 0) << "one NUMA node: no cross-node handoffs";
+    const auto* q = find_target(r.rec["totals"]["targets"], "queue_work_on");
+    ASSERT_TRUE(q);
+    EXPECT_GE((*q)["handoffs"]["handoffs_total"].get<std::uint64_t>(), h);
+    EXPECT_EQ((*q)["handoffs"]["cross_node_total"], 0);
+    // The recording names objects by id only, never by address.
+    EXPECT_EQ(r.rec.dump().find("0xffff"), std::string::npos);
+}
+
+TEST(HandoffHost, PinnedWriterHandsNothing) {
+    PtyRun r = run_pty(2000, "pinned");
+    std::uint64_t h = r.ldisc ? (*r.ldisc)["handoffs"].get<std::uint64_t>() : 0;
+    EXPECT_LE(h, 2u) << "writer pinned to CPU 0: the work item stays on CPU 0";
+}
+
+TEST(HandoffHost, CountOnlyModeTracksNothing) {
+    std::string f = temp_path("noh.json");
+    CmdResult c = run(hotline() + " record -q -t queue_work_on --no-handoffs -o " + f + " -- " + PTY_PINGPONG_BIN +
+                      " 200 alt");
+    ASSERT_EQ(c.rc, 0) << c.err;
+    auto j = load_json(f);
+    unlink(f.c_str());
+    const auto* q = find_target(j["totals"]["targets"], "queue_work_on");
+    ASSERT_TRUE(q);
+    EXPECT_FALSE(q->contains("handoffs"));
+    EXPECT_TRUE(j["hot_objects"].empty());
+}
+
+TEST(HandoffHost, WorkqueueAttributionNamesTheWorkFunction) {
+    std::string f = temp_path("wq.json");
+    CmdResult c = run(hotline() + " record -q -t queue_work_on -o " + f + " -- " + PTY_PINGPONG_BIN + " 500 alt");
+    ASSERT_EQ(c.rc, 0) << c.err;
+    auto j = load_json(f);
+    unlink(f.c_str());
+    auto& w = j["totals"]["workqueue"];
+    ASSERT_TRUE(w.is_object());
+    EXPECT_GE(w["work_functions"].value("flush_to_ldisc", 0), 475);
+    EXPECT_GE(w["queue_to_execute"]["count"].get<std::uint64_t>(), 475u);
+    EXPECT_EQ(w["irqs"].size(), std::size_t(sysconf(_SC_NPROCESSORS_CONF)));
+    EXPECT_NE(j["analysis"]["random_mix"].get<std::string>().find("timer"), std::string::npos)
+        << "6.18 mixes fast pools from a timer";
+    bool dst = false, work = false;
+    for (auto& l : j["analysis"]["layouts"]) {
+        dst |= l["type"] == "dst_entry";
+        work |= l["type"] == "work_struct";
+    }
+    EXPECT_TRUE(work);
+    EXPECT_FALSE(dst) << "only queue_work_on was watched";
+}
+
+TEST(HandoffHost, LiveDstLayoutIsTheFixedOne) {
+    CmdResult c = run(hotline() + " probe --json -t dst_release");
+    ASSERT_EQ(c.rc, 0) << c.err;
+    auto j = nlohmann::json::parse(c.out);
+    ASSERT_EQ(j["layouts"].size(), 1u);
+    auto& l = j["layouts"][0];
+    EXPECT_EQ(l["anchor"], "__rcuref");  // 6.18: after d288a162dd1c + bc9d3a9f2afc
+    EXPECT_EQ(l["anchor_offset"], 64);
+    std::vector<std::string> other = l["other_lines"];
+    EXPECT_NE(std::find(other.begin(), other.end(), "rt_genid"), other.end());
+    EXPECT_NE(std::find(other.begin(), other.end(), "lwtstate"), other.end());
+}
