@@ -141,7 +141,7 @@ TEST(Planner, ForcedWithDefaultTargetsLeavesAbsentOnesUnavailable) {
     PlanOptions o;
     o.forced = Mechanism::kSampling;
     o.absent_is_error = false;
-    auto plan = make_plan(builtin_targets(), locked_down_host(), a, o);
+    auto plan = make_plan({*find_target("dst_release"), *find_target("tcp_prequeue")}, locked_down_host(), a, o);
     ASSERT_TRUE(plan.ok()) << plan.error().message();
     EXPECT_FALSE(plan->find("tcp_prequeue")->observable());
     EXPECT_EQ(plan->find("dst_release")->mechanism, Mechanism::kSampling);
