@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Empty programs on the same attach points: the cost floor that the
- * self-cost report and the benchmarks compare hotline's programs against. */
+/* Empty programs on the same attach points as hotline's: the floor that
+ * `hotline cost` and the benchmarks compare hotline's programs against. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -21,6 +21,18 @@ int BPF_KPROBE(hl_empty_kprobe)
 
 SEC("tp_btf/workqueue_queue_work")
 int BPF_PROG(hl_empty_tp_queue_work)
+{
+	return 0;
+}
+
+SEC("tp_btf/consume_skb")
+int BPF_PROG(hl_empty_tp_consume_skb)
+{
+	return 0;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(hl_empty_tp_kfree_skb)
 {
 	return 0;
 }

@@ -223,21 +223,44 @@ private:
             if (!s) return {false, "", false, Fidelity::kNone, errname(errno) + " at open"};
             s->rodata->hl_latency = latency;
             bool tracking = configure_tracking(s.get(), t, opts_, false);
-            bpf_program__set_attach_target(s->progs.hl_fentry, 0, t.name.c_str());
+            bpf_program* entry = s->progs.hl_fentry;
+            if (tracking) {
+                bpf_program* by_arg[] = {s->progs.hl_fentry_a0, s->progs.hl_fentry_a1, s->progs.hl_fentry_a2,
+                                         s->progs.hl_fentry_a3, s->progs.hl_fentry_a4};
+                entry = by_arg[std::clamp(t.object_arg, 0, 4)];
+                if (t.object_arg == 2 && t.remote_cpu_arg == 0) entry = s->progs.hl_fentry_a2_cpu0;
+            }
+            bpf_program* p;
+            bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(p, false);
+            bpf_program__set_autoload(entry, true);
+            bpf_program__set_attach_target(entry, 0, t.name.c_str());
             bpf_program__set_attach_target(s->progs.hl_fexit, 0, t.name.c_str());
             bpf_program__set_autoload(s->progs.hl_fexit, latency);
             int err = hl_fentry_bpf::load(s.get());
             // Exit before entry: an entry that runs while its exit is not yet attached
             // leaves a timestamp on the per-CPU latency stack for good.
             if (!err && latency && !(s->links.hl_fexit = bpf_program__attach(s->progs.hl_fexit))) err = -errno;
-            if (!err && !(s->links.hl_fentry = bpf_program__attach(s->progs.hl_fentry))) err = -errno;
+            if (!err) {
+                bpf_link* l = bpf_program__attach(entry);
+                if (!l) err = -errno;
+                // Keep the link in its skeleton slot so destroy frees it once.
+                bpf_link** slots[] = {&s->links.hl_fentry,    &s->links.hl_fentry_a0, &s->links.hl_fentry_a1,
+                                      &s->links.hl_fentry_a2, &s->links.hl_fentry_a3, &s->links.hl_fentry_a4,
+                                      &s->links.hl_fentry_a2_cpu0};
+                bpf_program* progs[] = {s->progs.hl_fentry,    s->progs.hl_fentry_a0, s->progs.hl_fentry_a1,
+                                        s->progs.hl_fentry_a2, s->progs.hl_fentry_a3, s->progs.hl_fentry_a4,
+                                        s->progs.hl_fentry_a2_cpu0};
+                for (int i = 0; i < 7; ++i)
+                    if (progs[i] == entry) *slots[i] = l;
+            }
             if (err) {
                 std::string why = load_reason(err, cap);
                 if (first_reason.empty()) first_reason = why;
                 if (!latency) break;
                 continue;
             }
-            Attached a{s.release(), t.name, Mechanism::kFentry, {"hl_fentry"}, tracking, t.object_type};
+            std::string entry_name = bpf_program__name(entry);
+            Attached a{s.release(), t.name, Mechanism::kFentry, {entry_name}, tracking, t.object_type};
             if (latency) a.programs.push_back("hl_fexit");
             attached_.push_back(std::move(a));
             out.ok = true;

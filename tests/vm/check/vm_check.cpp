@@ -365,7 +365,61 @@ void check_dst_layout(Checks& c, const fs::path& dir) {
                          btf->has_member("dst_entry", other)));
 }
 
+// Handoffs of dst objects under churn-split: across nodes when the ends sit on
+// CPUs 0 and 2, inside node 0 when they sit on CPUs 0 and 1.
+constexpr double kCrossPerConnection = 0.5;  // measured 1.5-1.7 per connection
+constexpr double kLocalCrossNodeCalls = 5;   // bound for "about 0" cross-node handoffs
+constexpr double kLocalCrossNodeShare = 0.01;
+
+void check_handoffs(Checks& c, const fs::path& dir, bool cross) {
+    std::string name = cross ? "handoff-cross" : "handoff-local";
+    GuestResult r = load_result(dir, name);
+    if (!reported(c, r)) return;
+    auto doc = load_json(c, r, "record.json");
+    if (!doc) return;
+    const json* wl = at(*doc, {"workload"});
+    double conns = wl ? wl->value("connections", 0.0) : 0;
+    c.expect(conns >= 50, "churn-split made at least 50 connections", fmt::format("{}", conns));
+    const json* tot = total_of(*doc, "dst_release");
+    const json* h = tot ? at(*tot, {"handoffs"}) : nullptr;
+    if (!h) {
+        c.fail("dst_release totals carry handoff counts (seen: " + show(tot) + ")");
+        return;
+    }
+    c.expect(tot->value("mechanism", "") == "fentry", "dst_release recorded with fentry", show(at(*tot, {"mechanism"})));
+    c.expect(tot->value("object_type", "") == "dst_entry", "the tracked object is a dst_entry",
+             show(at(*tot, {"object_type"})));
+    double xnode = h->value("cross_node_total", 0.0), all = h->value("handoffs_total", 0.0);
+    double touches = 0;
+    for (auto& v : (*h)["tracked"]) touches += v.get<double>();
+    const json* m = at(*h, {"node_matrix"});
+    double m01 = m && m->size() > 1 ? (*m)[0][1].get<double>() : 0, m10 = m && m->size() > 1 ? (*m)[1][0].get<double>() : 0;
+    if (cross) {
+        c.expect(xnode >= kCrossPerConnection * conns,
+                 fmt::format("cross-node handoffs of dst objects >= {} per connection ({:.0f})", kCrossPerConnection,
+                             kCrossPerConnection * conns),
+                 fmt::format("{} cross-node handoffs, {} connections", xnode, conns));
+        c.expect(m01 > 0 && m10 > 0, "the node matrix shows handoffs both ways (0->1 and 1->0)",
+                 fmt::format("0->1 {}, 1->0 {}", m01, m10));
+        bool hot = false;
+        if (const json* objs = at(*doc, {"hot_objects"}))
+            for (auto& o : *objs) hot |= o.value("type", "") == "dst_entry" && o.value("cross_node", 0.0) > 0;
+        c.expect(hot, "a dst_entry with cross-node handoffs is among the hot objects", show(at(*doc, {"hot_objects"})));
+    } else {
+        double bound = kLocalCrossNodeCalls + kLocalCrossNodeShare * touches;
+        c.expect(xnode <= bound,
+                 fmt::format("cross-node handoffs about 0: <= {} + {:.0f}% of {} touches = {:.0f}", kLocalCrossNodeCalls,
+                             kLocalCrossNodeShare * 100, touches, bound),
+                 fmt::format("{} cross-node", xnode));
+        c.expect(all - xnode > 0, "handoffs happen inside node 0 (CPU 0 <-> CPU 1)",
+                 fmt::format("{} same-node handoffs", all - xnode));
+    }
+    c.note(fmt::format("{}: {} touches, {} handoffs, {} cross-node, {} connections", name, touches, all, xnode, conns));
+}
+
 const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChecks = {
+    {"handoff-cross", [](Checks& c, const fs::path& d) { check_handoffs(c, d, true); }},
+    {"handoff-local", [](Checks& c, const fs::path& d) { check_handoffs(c, d, false); }},
     {"binary", check_binary},
     {"probe", check_probe},
     {"record-fentry", [](Checks& c, const fs::path& d) { check_record(c, d, "fentry"); }},
