@@ -25,7 +25,9 @@ static __always_inline void hl_skb_freed(struct sk_buff *skb)
 	if (!c)
 		return;
 	c->events++;
-	refdst = BPF_CORE_READ(skb, _skb_refdst);
+	/* tp_btf arguments are trusted BTF pointers: a direct (CO-RE relocated)
+	 * load, no probe-read helper call on this hot path. */
+	refdst = skb->_skb_refdst;
 	if (refdst && !(refdst & SKB_DST_NOREF)) {
 		c->calls++;
 		if (hl_obj_mode != HL_OBJ_NONE)

@@ -10,6 +10,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNothingObservable = 3;
+inline constexpr int kExitBudget = 4;  // `cost --strict`: a program is over its budget
 
 struct ProbeArgs {
     bool json = false;
@@ -39,7 +40,19 @@ struct RecordArgs {
     std::vector<std::string> command;
 };
 
+struct CostArgs {
+    std::string duration = "5s";
+    std::vector<std::string> targets;
+    std::vector<std::string> funcs;
+    std::string mechanism;
+    std::string workload = "churn";
+    bool json = false;
+    bool strict = false;
+    std::vector<std::string> command;
+};
+
 int run_probe(const ProbeArgs& a);
+int run_cost(const CostArgs& a);
 int run_record(const RecordArgs& a);
 
 }  // namespace hotline::cli

@@ -41,6 +41,18 @@ int main(int argc, char** argv) {
     r->add_option("command", rec.command, "Command to run while recording (after --)");
     r->positionals_at_end();
 
+    hotline::cli::CostArgs cost;
+    auto* c = app.add_subcommand("cost", "Per-hit cost of counting, latency and handoff tracking vs an empty program");
+    c->add_option("-d,--duration", cost.duration, "How long the built-in workload runs (default 5s)");
+    c->add_option("-t,--targets", cost.targets, "Targets (comma list); default: all built-in")->delimiter(',');
+    c->add_option("--func", cost.funcs, "Also measure a kernel function: NAME[:argN] (repeatable)");
+    c->add_option("-m,--mechanism", cost.mechanism, "Force one mechanism: fentry|kprobe|tracepoint|sampling");
+    c->add_option("--workload", cost.workload, "Built-in workload: churn (default), churn-split, none");
+    c->add_flag("--json", cost.json, "Print JSON");
+    c->add_flag("--strict", cost.strict, "Exit 4 when a variant is over its budget");
+    c->add_option("command", cost.command, "Command that drives the events instead (after --)");
+    c->positionals_at_end();
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -49,5 +61,6 @@ int main(int argc, char** argv) {
     }
     if (*p) return hotline::cli::run_probe(probe);
     if (*r) return hotline::cli::run_record(rec);
+    if (*c) return hotline::cli::run_cost(cost);
     return hotline::cli::kExitUsage;
 }

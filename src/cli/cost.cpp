@@ -1,0 +1,127 @@
+// `hotline cost`: per-hit cost of each program variant against an empty program.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "hotline/cost.hpp"
+#include "hotline/output.hpp"
+#include "hotline/util.hpp"
+#include "hotline/workload.hpp"
+
+namespace hotline::cli {
+
+int run_cost(const CostArgs& a) {
+    double duration = 5;
+    if (auto d = parse_duration(a.duration); !d) {
+        fmt::print(stderr, "hotline: {}\n", d.error().message());
+        return kExitUsage;
+    } else {
+        duration = *d;
+    }
+    std::optional<Mechanism> forced;
+    if (!a.mechanism.empty() && !(forced = parse_mechanism(a.mechanism))) {
+        fmt::print(stderr, "hotline: unknown mechanism \"{}\"; use fentry, kprobe, tracepoint or sampling\n",
+                   a.mechanism);
+        return kExitUsage;
+    }
+    if (auto t = resolve_targets(a.targets, a.funcs); !t) {
+        fmt::print(stderr, "hotline: {}\n", t.error().message());
+        return kExitUsage;
+    }
+    if (a.workload != "churn" && a.workload != "churn-split" && a.workload != "none") {
+        fmt::print(stderr, "hotline: unknown workload \"{}\"; use churn, churn-split or none\n", a.workload);
+        return kExitUsage;
+    }
+    auto topo = read_topology();
+    if (!topo) {
+        fmt::print(stderr, "hotline: {}\n", topo.error().message());
+        return kExitError;
+    }
+    KernelInfo k = probe_kernel();
+    CostOptions co;
+    co.targets = a.targets;
+    co.funcs = a.funcs;
+    co.forced = forced;
+    int child_status = 0;
+    auto work = [&]() -> Status {
+        if (!a.command.empty()) {
+            auto c = ChildProcess::spawn(a.command);
+            if (!c) return c.error();
+            child_status = c->wait();
+            return ok_status();
+        }
+        std::unique_ptr<ChurnWorkload> churn;
+        if (a.workload != "none") {
+            ChurnOptions o;
+            o.cpus = topo->cpus;
+            o.split = a.workload == "churn-split";
+            auto w = ChurnWorkload::start(o);
+            if (!w) return w.error();
+            churn = std::move(*w);
+        }
+        std::this_thread::sleep_for(std::chrono::duration<double>(duration));
+        if (churn) churn->stop();
+        return ok_status();
+    };
+    auto rep = measure_cost(co, k, *topo, work);
+    if (!rep) {
+        fmt::print(stderr, "hotline: {}\n", rep.error().message());
+        return kExitError;
+    }
+    bool missed = false;
+    nlohmann::json rows = nlohmann::json::array();
+    if (!a.json) {
+        std::cout << fmt::format("per-hit cost over {:.1f} s, every variant attached at once (ns per run; x = over "
+                                 "the empty program)\n",
+                                 rep->seconds);
+        std::cout << fmt::format("  {:<16} {:<30} {:>9} {:>16} {:>16} {:>16}\n", "TARGET", "ATTACH POINT", "EMPTY",
+                                 "COUNT", "LATENCY", "HANDOFF");
+    }
+    for (auto& r : rep->rows) {
+        auto cell = [&](const std::string& v) -> std::string {
+            const CostVariant* x = r.find(v);
+            if (!x || !x->run_cnt) return "-";
+            double ratio = r.ratio(v);
+            bool over = ratio > 0 && ratio > cost_budget(v);
+            missed |= over;
+            return ratio > 0 ? fmt::format("{:.0f} {:.2f}x{}", x->ns_per_run(), ratio, over ? "!" : "")
+                             : fmt::format("{:.0f}", x->ns_per_run());
+        };
+        std::string e = r.find("empty") && r.find("empty")->run_cnt ? fmt::format("{:.0f}", r.find("empty")->ns_per_run())
+                                                                    : "-";
+        std::string cc = cell("count"), ll = cell("latency"), hh = cell("handoff");
+        if (!a.json)
+            std::cout << fmt::format("  {:<16} {:<30} {:>9} {:>16} {:>16} {:>16}\n", r.target, r.attach, e, cc, ll, hh);
+        nlohmann::json vs = nlohmann::json::array();
+        for (auto& v : r.variants)
+            vs.push_back({{"variant", v.name},
+                          {"program", v.program},
+                          {"run_cnt", v.run_cnt},
+                          {"run_time_ns", v.run_time_ns},
+                          {"ns_per_run", v.ns_per_run()},
+                          {"ratio_to_empty", v.name == "empty" ? 1.0 : r.ratio(v.name)},
+                          {"budget", cost_budget(v.name)}});
+        rows.push_back({{"target", r.target}, {"attach", r.attach}, {"mechanism", to_string(r.mechanism)},
+                        {"variants", vs}});
+    }
+    if (a.json) {
+        std::cout << nlohmann::json{{"seconds", rep->seconds}, {"rows", rows}, {"notes", rep->notes},
+                                    {"budgets", {{"count", kCountBudget}, {"latency", kLatencyBudget},
+                                                 {"handoff", kHandoffBudget}}},
+                                    {"within_budget", !missed}}
+                         .dump(2)
+                  << "\n";
+    } else {
+        std::cout << fmt::format("budgets: count <= {}x, latency (entry+exit) <= {}x, handoff <= {}x the empty "
+                                 "program; ! marks a miss\n",
+                                 kCountBudget, kLatencyBudget, kHandoffBudget);
+        for (auto& n : rep->notes) std::cout << "note: " << n << "\n";
+    }
+    if (!a.command.empty() && child_status) fmt::print(stderr, "hotline: the command exited with {}\n", child_status);
+    return missed && a.strict ? kExitBudget : kExitOk;
+}
+
+}  // namespace hotline::cli
