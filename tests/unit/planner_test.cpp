@@ -173,3 +173,25 @@ TEST(Catalog, MechanismNamesRoundTrip) {
     EXPECT_FALSE(parse_mechanism("uprobe").has_value());
     EXPECT_EQ(builtin_target_names(), "dst_release, ipv4_dst_check, tcp_prequeue, queue_work_on");
 }
+
+TEST(Catalog, FuncSpecParsing) {
+    auto a = parse_func_spec("tcp_v4_rcv");
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->name, "tcp_v4_rcv");
+    EXPECT_EQ(a->object, ObjectKind::kNone);
+    EXPECT_TRUE(a->custom);
+    auto b = parse_func_spec("dst_release:arg0");
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(b->object, ObjectKind::kArg);
+    EXPECT_EQ(b->object_arg, 0);
+    auto c = parse_func_spec("sock_def_readable:arg4");
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->object_arg, 4);
+    for (const char* bad : {"", ":arg0", "f:arg5", "f:argx", "f:1", "bad name", "f;rm"}) {
+        auto r = parse_func_spec(bad);
+        EXPECT_FALSE(r.ok()) << bad;
+        if (!r.ok()) {
+            EXPECT_NE(r.error().message().find("--func"), std::string::npos);
+        }
+    }
+}

@@ -1,0 +1,50 @@
+// Privileged tests of `hotline cost` and of user-named functions (--func).
+#include <gtest/gtest.h>
+
+#include "host_util.hpp"
+
+using namespace hosttest;
+
+TEST(CostHost, EveryVariantRunsNextToAnEmptyProgram) {
+    CmdResult r = run(hotline() + " cost --json -t queue_work_on -- " + PTY_PINGPONG_BIN + " 3000 alt");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["rows"].size(), 1u);
+    auto& row = j["rows"][0];
+    EXPECT_EQ(row["attach"], "tp_btf/workqueue_queue_work");
+    std::map<std::string, nlohmann::json> v;
+    for (auto& x : row["variants"]) v[x["variant"]] = x;
+    ASSERT_TRUE(v.count("empty") && v.count("count") && v.count("handoff"));
+    // Every variant saw the same events (each write queues the work item once).
+    for (auto& [name, x] : v) EXPECT_GE(x["run_cnt"].get<std::uint64_t>(), 2900u) << name;
+    EXPECT_NEAR(double(v["count"]["run_cnt"]), double(v["empty"]["run_cnt"]), 50);
+    EXPECT_GT(v["empty"]["ns_per_run"].get<double>(), 0);
+    EXPECT_GT(v["count"]["ratio_to_empty"].get<double>(), 0);
+    EXPECT_GT(v["handoff"]["ratio_to_empty"].get<double>(), 0);
+    EXPECT_EQ(v["handoff"]["program"], "hl_tp_queue_work");
+    EXPECT_EQ(j["budgets"]["handoff"], 3.0);
+    EXPECT_EQ(orphans_after_exit(), 0);
+}
+
+TEST(FuncHost, UserNamedFunctionFallsBackToSamplingHere) {
+    CmdResult r = run(hotline() + " probe --json -t queue_work_on --func tcp_v4_rcv:arg0");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    const auto* f = find_target(j["plan"], "tcp_v4_rcv");
+    ASSERT_TRUE(f);
+    EXPECT_EQ((*f)["mechanism"], "sampling");
+    EXPECT_EQ((*f)["rejected"][2]["reason"], "no tracepoint proxy for tcp_v4_rcv");
+}
+
+TEST(FuncHost, BadFuncSpecsAreNamed) {
+    CmdResult a = run(hotline() + " record -d 1 --func tcp_v4_rcv:arg9");
+    EXPECT_EQ(a.rc, 2);
+    EXPECT_NE(a.err.find("arg0..arg4"), std::string::npos) << a.err;
+    CmdResult b = run(hotline() + " record -d 1 --func tcp_v4_rcv:arg1");
+    // tcp_v4_rcv(struct sk_buff *skb): argument 1 does not exist
+    EXPECT_EQ(b.rc, 1);
+    EXPECT_NE(b.err.find("not a pointer to a struct"), std::string::npos) << b.err;
+    CmdResult c = run(hotline() + " record -d 1 -t dst_release --func dst_release");
+    EXPECT_EQ(c.rc, 2);
+    EXPECT_NE(c.err.find("given twice"), std::string::npos) << c.err;
+}
