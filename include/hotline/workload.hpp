@@ -44,11 +44,24 @@ private:
     std::atomic<bool> stop_{false};
 };
 
+// Where and how a child runs.  Everything is applied between fork and exec, so
+// the parent's threads, namespaces and affinity stay untouched.
+struct SpawnOptions {
+    int netns_fd = -1;                // setns(CLONE_NEWNET) into this namespace first
+    std::vector<int> cpus;            // sched_setaffinity; empty: inherit
+    std::vector<std::string> env;     // "KEY=VALUE" added to (or replacing in) the environment
+    bool die_with_parent = false;     // PR_SET_PDEATHSIG(SIGKILL): a SIGKILLed owner leaves no child
+    int stdout_fd = -1;               // dup2'ed onto stdout (and stderr when stderr_fd is -1)
+    int stderr_fd = -1;
+    bool own_process_group = false;   // setpgid(0,0): signal() then reaches the child's children too
+};
+
 // A child process running a user command.
 class ChildProcess {
 public:
     static Result<ChildProcess> spawn(const std::vector<std::string>& argv);
-    ChildProcess(ChildProcess&& o) noexcept : pid_(o.pid_) { o.pid_ = -1; }
+    static Result<ChildProcess> spawn(const std::vector<std::string>& argv, const SpawnOptions& opts);
+    ChildProcess(ChildProcess&& o) noexcept : pid_(o.pid_), group_(o.group_) { o.pid_ = -1; }
     ChildProcess& operator=(ChildProcess&&) = delete;
     ~ChildProcess();
     pid_t pid() const { return pid_; }
@@ -59,8 +72,9 @@ public:
     void signal(int sig);
 
 private:
-    explicit ChildProcess(pid_t p) : pid_(p) {}
+    explicit ChildProcess(pid_t p, bool group = false) : pid_(p), group_(group) {}
     pid_t pid_ = -1;
+    bool group_ = false;
 };
 
 }  // namespace hotline

@@ -19,6 +19,24 @@ struct ProbeArgs {
     std::string mechanism;
 };
 
+// Options shared by `scenario run` and `record --scenario`.
+struct ScenarioArgs {
+    std::string name;
+    std::string duration;
+    std::string cpus;
+    int flows_per_cpu = 0;
+    int msg_size = 0;
+    std::string msg_sizes;
+    int sockbuf = 64 * 1024;
+    bool loopback = false;
+    bool nodelay = false;
+    std::string qperf_test = "tcp_lat";
+    std::string server_command;
+    bool json = false;
+    std::string output;
+    std::vector<std::string> command;
+};
+
 struct RecordArgs {
     std::string duration;
     std::string interval = "1s";
@@ -49,10 +67,29 @@ struct CostArgs {
     bool json = false;
     bool strict = false;
     std::vector<std::string> command;
+    ScenarioArgs scenario;  // scenario.name empty: none
 };
 
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);
 int run_record(const RecordArgs& a);
+int run_scenario_list(bool json);
+int run_scenario_run(const ScenarioArgs& a);
 
+}  // namespace hotline::cli
+
+namespace CLI {
+class App;
+}
+namespace hotline {
+struct ScenarioOptions;
+template <class T>
+class Result;
+}  // namespace hotline
+
+namespace hotline::cli {
+// Adds the scenario shape options to a subcommand (duration only when asked).
+void add_scenario_options(CLI::App* app, ScenarioArgs& a, bool with_duration);
+// Checks the arguments and turns them into library options.
+hotline::Result<hotline::ScenarioOptions> to_scenario_options(const ScenarioArgs& a);
 }  // namespace hotline::cli

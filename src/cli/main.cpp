@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
     r->add_option("--owner-map-size", rec.owner_map_size, "Objects the handoff tracker keeps per target (LRU, default 16384)");
     r->add_option("--top", rec.top, "Hot objects and work functions to list (default 10)");
     r->add_flag("--no-workq", rec.no_workq, "Do not attach the queue_work_on attribution programs");
+    r->add_option("--scenario", rec.scenario.name, "Run this scenario while recording (see `hotline scenario list`)");
+    hotline::cli::add_scenario_options(r, rec.scenario, false);
     r->add_option("command", rec.command, "Command to run while recording (after --)");
     r->positionals_at_end();
 
@@ -53,6 +55,19 @@ int main(int argc, char** argv) {
     c->add_option("command", cost.command, "Command that drives the events instead (after --)");
     c->positionals_at_end();
 
+    hotline::cli::ScenarioArgs scen;
+    bool scen_list_json = false;
+    auto* sc = app.add_subcommand("scenario", "One-host reproducers in private network namespaces");
+    sc->require_subcommand(1);
+    auto* sl = sc->add_subcommand("list", "List the scenarios");
+    sl->add_flag("--json", scen_list_json, "Print JSON");
+    auto* sr = sc->add_subcommand("run", "Run a scenario and print what it measured");
+    sr->add_option("name", scen.name, "Scenario name")->required();
+    hotline::cli::add_scenario_options(sr, scen, true);
+    sr->add_flag("--json", scen.json, "Print JSON");
+    sr->add_option("-o,--output", scen.output, "Also write the JSON result to FILE");
+    sr->add_option("command", scen.command, "Command to run in the client namespace (after --)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -62,5 +77,7 @@ int main(int argc, char** argv) {
     if (*p) return hotline::cli::run_probe(probe);
     if (*r) return hotline::cli::run_record(rec);
     if (*c) return hotline::cli::run_cost(cost);
+    if (*sl) return hotline::cli::run_scenario_list(scen_list_json);
+    if (*sr) return hotline::cli::run_scenario_run(scen);
     return hotline::cli::kExitUsage;
 }

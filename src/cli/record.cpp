@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "hotline/output.hpp"
+#include "hotline/scenario.hpp"
 #include "hotline/session.hpp"
 #include "hotline/util.hpp"
 #include "hotline/workload.hpp"
@@ -66,6 +67,16 @@ int run_record(const RecordArgs& a) {
                     kExitUsage);
     if (a.workload != "none" && !a.command.empty())
         return fail(make_error("--workload and a command are exclusive", EINVAL), kExitUsage);
+    std::optional<ScenarioOptions> scen_opts;  // the command, if any, runs inside the scenario's network
+    if (!a.scenario.name.empty()) {
+        if (a.workload != "none") return fail(make_error("--workload and --scenario are exclusive", EINVAL), kExitUsage);
+        ScenarioArgs sa = a.scenario;
+        sa.command = a.command;
+        if (duration > 0) sa.duration = fmt::format("{}", duration);
+        auto so = to_scenario_options(sa);
+        if (!so) return fail(so.error(), kExitUsage);
+        scen_opts = *so;
+    }
 
     auto topo = read_topology();
     if (!topo) return fail(topo.error());
@@ -131,6 +142,13 @@ int run_record(const RecordArgs& a) {
 
     std::unique_ptr<ChurnWorkload> churn;
     std::optional<ChildProcess> child;
+    std::unique_ptr<Scenario> scen;
+    if (scen_opts) {
+        auto s = Scenario::start(*scen_opts);
+        if (!s) return fail(s.error());
+        scen = std::move(*s);
+        fmt::print(stderr, "hotline: scenario {} on CPUs {}\n", scen_opts->name, format_cpulist(scen->options().cpus));
+    }
     if (a.workload == "churn" || a.workload == "churn-split") {
         ChurnOptions co;
         co.cpus = wl_cpus;
@@ -140,7 +158,7 @@ int run_record(const RecordArgs& a) {
         churn = std::move(*w);
         fmt::print(stderr, "hotline: {} workload on CPUs {}\n", a.workload, format_cpulist(wl_cpus));
     }
-    if (!a.command.empty()) {
+    if (!a.command.empty() && !scen) {
         auto c = ChildProcess::spawn(a.command);
         if (!c) return fail(c.error());
         child.emplace(std::move(*c));
@@ -179,6 +197,10 @@ int run_record(const RecordArgs& a) {
             stop_reason = fmt::format("command exited with status {}", exit_status);
             child.reset();
         }
+        if (scen && scen->done()) {
+            stop = true;
+            stop_reason = "scenario finished";
+        }
         now = monotonic_seconds();
         if (duration > 0 && now >= t0 + duration) stop = true;
         if (now >= next || stop) {
@@ -197,6 +219,13 @@ int run_record(const RecordArgs& a) {
     if (child) {
         child->signal(SIGTERM);
         exit_status = child->wait();
+    }
+    if (scen) {
+        auto res = scen->stop();
+        if (!res) return fail(res.error());
+        render_scenario_text(std::cerr, *res);
+        rec.set("scenario", to_json(*res));
+        if (res->command_status) exit_status = *res->command_status;
     }
 
     Interval whole = delta(start, prev);

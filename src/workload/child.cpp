@@ -1,11 +1,14 @@
 // Runs a user command next to a recording and reports how it ended.
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "hotline/workload.hpp"
 
@@ -18,7 +21,44 @@ static int decode_status(int st) {
 }
 
 Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
+    return spawn(argv, SpawnOptions{});
+}
+
+namespace {
+
+// The environment the child gets: ours, with opts.env entries added or replaced.
+std::vector<std::string> child_environment(const std::vector<std::string>& extra) {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        std::string_view kv(*e);
+        auto key = kv.substr(0, kv.find('=') + 1);
+        bool replaced = false;
+        for (auto& x : extra)
+            if (std::string_view(x).substr(0, x.find('=') + 1) == key) replaced = true;
+        if (!replaced) env.emplace_back(kv);
+    }
+    for (auto& x : extra) env.push_back(x);
+    return env;
+}
+
+}  // namespace
+
+Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, const SpawnOptions& opts) {
     if (argv.empty()) return make_error("no command given after --", EINVAL);
+    // Everything the child needs is built before fork: between fork and exec only
+    // async-signal-safe calls are allowed (other threads may hold malloc locks).
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    std::vector<std::string> env_store = child_environment(opts.env);
+    std::vector<char*> envp;
+    for (auto& e : env_store) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : opts.cpus) CPU_SET(c, &set);
+    pid_t parent = getpid();
+
     // exec errors travel back over a close-on-exec pipe: EOF means exec succeeded.
     int fds[2];
     if (pipe2(fds, O_CLOEXEC)) return make_error("pipe", errno);
@@ -31,6 +71,16 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
     }
     if (pid == 0) {
         close(fds[0]);
+        auto die = [&](int e) {
+            ssize_t w = write(fds[1], &e, sizeof e);
+            (void)w;
+            _exit(127);
+        };
+        if (opts.die_with_parent) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(127);  // the owner died before prctl took effect
+        }
+        if (opts.own_process_group) setpgid(0, 0);
         // The recorder blocks its signals to wait for them; the command gets a clean slate.
         sigset_t none;
         sigemptyset(&none);
@@ -39,14 +89,16 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
         ::signal(SIGTERM, SIG_DFL);
         ::signal(SIGHUP, SIG_DFL);
         ::signal(SIGPIPE, SIG_DFL);
-        std::vector<char*> args;
-        for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        execvp(args[0], args.data());
-        int e = errno;
-        ssize_t w = write(fds[1], &e, sizeof e);
-        (void)w;
-        _exit(127);
+        if (opts.netns_fd >= 0 && setns(opts.netns_fd, CLONE_NEWNET)) die(errno);
+        if (!opts.cpus.empty() && sched_setaffinity(0, sizeof set, &set)) die(errno);
+        if (opts.stdout_fd >= 0) {
+            if (dup2(opts.stdout_fd, 1) < 0) die(errno);
+            if (opts.stderr_fd < 0 && dup2(opts.stdout_fd, 2) < 0) die(errno);
+        }
+        if (opts.stderr_fd >= 0 && dup2(opts.stderr_fd, 2) < 0) die(errno);
+        if (opts.env.empty()) execvp(args[0], args.data());
+        else execvpe(args[0], args.data(), envp.data());
+        die(errno);
     }
     close(fds[1]);
     int e = 0;
@@ -57,14 +109,15 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
     if (n == sizeof e) {
         int st;
         waitpid(pid, &st, 0);
-        return make_error("cannot run \"" + argv[0] + "\"", e, "check the command name and PATH");
+        return make_error("cannot run \"" + argv[0] + "\"", e,
+                          e == ENOENT ? "check the command name and PATH" : "");
     }
-    return ChildProcess(pid);
+    return ChildProcess(pid, opts.own_process_group);
 }
 
 ChildProcess::~ChildProcess() {
     if (pid_ > 0) {
-        kill(pid_, SIGTERM);
+        signal(SIGTERM);
         wait();
     }
 }
@@ -91,7 +144,10 @@ int ChildProcess::wait() {
 }
 
 void ChildProcess::signal(int sig) {
-    if (pid_ > 0) kill(pid_, sig);
+    if (pid_ <= 0) return;
+    // A process group id equals the leader's pid; the group may outlive the leader.
+    if (group_) kill(-pid_, sig);
+    else kill(pid_, sig);
 }
 
 }  // namespace hotline

@@ -1,0 +1,191 @@
+// One-host reproducers: named scenarios that build a private network, drive
+// traffic shaped like an original report, measure it, and clean up.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hotline/netns.hpp"
+#include "hotline/result.hpp"
+
+namespace hotline {
+
+// --- latency percentiles -------------------------------------------------------------
+
+// HDR-style log-linear histogram of nanosecond values: exact below 128 ns, then
+// 128 linear sub-buckets per power of two, so a reported percentile is within
+// 1/256 (0.4%) of a value actually recorded.  Memory is fixed (~7.5K buckets)
+// however long a run lasts, and histograms of several threads merge by adding.
+class LatencyHistogram {
+public:
+    static constexpr int kSubBits = 7;
+    static constexpr std::uint64_t kSub = 1u << kSubBits;
+    static constexpr int kMaxExp = 48;  // values up to 2^48 ns (~3 days)
+
+    LatencyHistogram();
+    void record(std::uint64_t ns);
+    void merge(const LatencyHistogram& o);
+    std::uint64_t count() const { return count_; }
+    std::uint64_t min() const { return count_ ? min_ : 0; }
+    std::uint64_t max() const { return max_; }
+    double mean() const { return count_ ? double(sum_) / double(count_) : 0; }
+    // Nearest-rank percentile, p in (0,100]: the value at rank ceil(p/100 * n),
+    // reported as its bucket's midpoint clamped to [min, max].
+    std::uint64_t percentile(double p) const;
+
+    static std::size_t bucket_of(std::uint64_t v);
+    static std::uint64_t bucket_low(std::size_t idx);
+    static std::uint64_t bucket_width(std::size_t idx);
+
+private:
+    std::vector<std::uint64_t> buckets_;
+    std::uint64_t count_ = 0, sum_ = 0, min_ = UINT64_MAX, max_ = 0;
+};
+
+// --- CPU accounting ---------------------------------------------------------------------
+
+// One /proc/stat "cpuN" line, in USER_HZ ticks.
+struct CpuTicks {
+    std::uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    std::uint64_t total() const { return user + nice + system + idle + iowait + irq + softirq + steal; }
+    std::uint64_t busy() const { return total() - idle - iowait; }
+};
+// cpu -> ticks, from the text of /proc/stat (the aggregate "cpu" line is skipped).
+Result<std::map<int, CpuTicks>> parse_proc_stat(std::string_view text);
+
+struct CpuUse {
+    double seconds = 0;
+    double sender_pct = 0;    // CPU time of the sending/client threads / wall time; 100 = one CPU
+    double receiver_pct = 0;  // same for the receiving/server threads
+    std::vector<int> cpus;    // the CPUs /proc/stat was read for
+    double busy_pct = 0;      // /proc/stat: non-idle share of those CPUs, 0..100
+    double softirq_pct = 0;   // of which softirq (where veth and loopback receive)
+    bool threads_measured = false;
+};
+
+// --- results ---------------------------------------------------------------------------
+
+struct LatencyPoint {
+    std::uint64_t msg_size = 0;
+    std::uint64_t exchanges = 0;  // request/response round trips
+    double seconds = 0;
+    double rate_per_s = 0;        // round trips per second
+    double one_way_ns = 0;        // half the mean round trip: qperf's "latency"
+    bool has_percentiles = false; // false for qperf, which reports a mean only
+    double rtt_mean_ns = 0, rtt_min_ns = 0, rtt_max_ns = 0;
+    double p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0;  // of the round trip
+};
+
+struct ScenarioResult {
+    std::string scenario;   // dst-refcount, tcp-crr, irq-lat, qperf, exec
+    std::string generator;  // built-in, qperf, command
+    nlohmann::json params;  // everything that shaped the traffic
+    nlohmann::json network; // mode, namespaces, addresses, sysctls set inside them
+    double seconds = 0;     // measured window
+    std::string stop_reason;
+    // throughput (dst-refcount, qperf tcp_bw)
+    std::uint64_t messages = 0;
+    std::uint64_t bytes = 0;
+    double messages_per_s = 0;
+    double mbit_per_s = 0;
+    // connection churn (tcp-crr)
+    std::uint64_t connections = 0;
+    double connections_per_s = 0;
+    // latency sweep (irq-lat, qperf tcp_lat)
+    std::vector<LatencyPoint> latency;
+    CpuUse cpu;
+    std::optional<int> command_status;  // the external command's exit status
+    std::vector<std::string> notes;
+};
+
+nlohmann::json to_json(const ScenarioResult& r);
+void render_scenario_text(std::ostream& os, const ScenarioResult& r);
+
+// --- qperf ---------------------------------------------------------------------------------
+
+// Parses qperf's output (any -v/-uu/-ub combination) into per-test blocks of
+// name -> value in base units (ns, bytes, bits/sec, 1/sec, percent).
+struct QperfBlock {
+    std::string test;  // tcp_lat, tcp_bw, ...
+    std::map<std::string, double> values;
+};
+Result<std::vector<QperfBlock>> parse_qperf_output(std::string_view text);
+// Fills latency points or throughput from parsed blocks.
+Status apply_qperf_blocks(const std::vector<QperfBlock>& blocks, ScenarioResult& r);
+
+// --- options and catalog ----------------------------------------------------------------------
+
+struct ScenarioInfo {
+    std::string name;
+    std::string summary;
+};
+const std::vector<ScenarioInfo>& scenario_catalog();
+
+struct ScenarioOptions {
+    std::string name;
+    double duration_s = 0;             // total traffic time; 0: the scenario's default
+    std::vector<int> cpus;             // empty: every CPU this process may use
+    int flows_per_cpu = 0;             // 0: default (dst-refcount 3, tcp-crr 1)
+    int msg_size = 0;                  // 0: default (64)
+    int sockbuf = 64 * 1024;           // dst-refcount sender SO_SNDBUF/SO_RCVBUF (netperf -s 64K)
+    std::vector<std::uint64_t> msg_sizes;  // irq-lat / qperf sweep; empty: 4K..1M x2
+    bool loopback = false;
+    bool nodelay = false;              // irq-lat/qperf: qperf leaves Nagle on, and so do we by default
+    std::string qperf_test = "tcp_lat";
+    std::vector<std::string> command;         // runs in the client namespace
+    std::vector<std::string> server_command;  // runs in the server namespace (exec scenario)
+    NetPaths paths;
+};
+
+// "4K:1M:*2" (qperf's min:max:*factor) or "4K,64K,1M"; K/M/G are powers of 1024.
+Result<std::vector<std::uint64_t>> parse_size_list(std::string_view text);
+std::string format_size(std::uint64_t bytes);
+
+// Checks and completes options against the CPUs this process may use.
+Status resolve_scenario_options(ScenarioOptions& o, const std::vector<int>& usable_cpus);
+// CPUs in this process's affinity mask.
+std::vector<int> usable_cpus();
+
+// Progress text for a long run, e.g. "irq-lat: 64K (5/9)".
+using ProgressFn = std::function<void(const std::string&)>;
+
+// A running scenario.  start() builds the network and starts the traffic in the
+// background; stop() ends it, collects the result and removes the network.
+class Scenario {
+public:
+    static Result<std::unique_ptr<Scenario>> start(ScenarioOptions opts, ProgressFn progress = {});
+    ~Scenario();
+    Scenario(const Scenario&) = delete;
+    Scenario& operator=(const Scenario&) = delete;
+
+    // True once the traffic ended by itself (duration, sweep done, command exited).
+    bool done() const;
+    // Stops the traffic, tears the network down and returns what was measured.
+    Result<ScenarioResult> stop();
+    const ScenarioOptions& options() const;
+    const Network& network() const;
+    nlohmann::json params() const;
+
+    struct Impl;
+
+private:
+    explicit Scenario(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+// Runs a scenario to its end in the calling thread, stopping early on SIGINT,
+// SIGTERM or SIGHUP (blocked in the caller while it runs, so every exit path
+// removes the network).  *signalled receives the signal number, 0 if none.
+Result<ScenarioResult> run_scenario(ScenarioOptions opts, ProgressFn progress, int* signalled = nullptr);
+
+}  // namespace hotline
