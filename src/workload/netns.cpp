@@ -61,7 +61,9 @@ std::string sysctl_path(const std::string& key) {
 
 // Removes a namespace bind mount the way `ip netns del` does.
 Status remove_netns_mount(const std::string& path) {
-    if (umount2(path.c_str(), MNT_DETACH) && errno != EINVAL && errno != ENOENT)
+    // EINVAL: not a mount (a file left by an interrupted `ip netns add`); EPERM
+    // without privileges, where the unlink below reports what really blocks.
+    if (umount2(path.c_str(), MNT_DETACH) && errno != EINVAL && errno != ENOENT && errno != EPERM)
         return make_error("cannot unmount " + path, errno);
     if (unlink(path.c_str()) && errno != ENOENT) return make_error("cannot remove " + path, errno);
     return ok_status();
