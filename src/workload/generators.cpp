@@ -81,7 +81,9 @@ public:
             body();
         });
     }
-    bool stopping() const { return stop_.load(std::memory_order_relaxed) || outer_stop_.load(std::memory_order_relaxed); }
+    // Workers run until the coordinator halts them, after its last CPU sample: a
+    // stop request only wakes the coordinator (an exited thread's clock is unreadable).
+    bool stopping() const { return stop_.load(std::memory_order_relaxed); }
     void halt() { stop_ = true; }
     void join() {
         halt();
@@ -183,7 +185,7 @@ CpuUse cpu_between(const CpuSample& a, const CpuSample& b, const std::vector<Sid
     u.seconds = b.wall - a.wall;
     double snd = 0, rcv = 0;
     for (std::size_t i = 0; i < sides.size() && i < a.threads.size() && i < b.threads.size(); ++i)
-        (sides[i] == kSender ? snd : rcv) += b.threads[i] - a.threads[i];
+        (sides[i] == kSender ? snd : rcv) += std::max(0.0, b.threads[i] - a.threads[i]);
     if (u.seconds > 0) {
         u.sender_pct = 100.0 * snd / u.seconds;
         u.receiver_pct = 100.0 * rcv / u.seconds;
@@ -286,6 +288,38 @@ bool recv_full(int fd, char* p, std::size_t n, Crew& crew, std::string* err, boo
     return true;
 }
 
+// connect() with the socket's short send timeout, then waits for the handshake
+// in slices (a fresh veth, or a loaded host, can take a SYN retransmit).
+// false with *err empty means a halt, not a failure.
+bool connect_wait(int fd, const sockaddr_in& a, Crew& crew, std::string* err) {
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0) return true;
+    if (errno != EINPROGRESS && errno != EINTR) {
+        int e = errno;
+        char ip[INET_ADDRSTRLEN] = "";
+        inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
+        *err = fmt::format("connect to {}:{}: {}{}", ip, ntohs(a.sin_port), std::strerror(e),
+                           e == EADDRNOTAVAIL ? " (ephemeral ports exhausted)" : "");
+        return false;
+    }
+    double deadline = now_s() + 10;
+    while (!crew.stopping()) {
+        pollfd p{fd, POLLOUT, 0};
+        if (poll(&p, 1, kIoTimeoutMs) > 0) {
+            int e = 0;
+            socklen_t len = sizeof e;
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len);
+            if (!e) return true;
+            *err = fmt::format("connect: {}", std::strerror(e));
+            return false;
+        }
+        if (now_s() > deadline) {
+            *err = "connect: no answer within 10 s";
+            return false;
+        }
+    }
+    return false;
+}
+
 void report(const GenEnv& env, const std::string& text) {
     if (env.progress) env.progress(text);
 }
@@ -324,6 +358,15 @@ ScenarioResult base_result(const GenEnv& env) {
     ScenarioResult r;
     r.scenario = env.opts.name;
     r.generator = "built-in";
+    return r;
+}
+
+// Setup ended early: a worker's error, or a stop request (then an empty result).
+Result<ScenarioResult> setup_aborted(const GenEnv& env, Crew& crew, const char* name) {
+    crew.join();
+    if (crew.failed()) return make_error(std::string(name) + ": " + crew.error());
+    ScenarioResult r = base_result(env);
+    r.stop_reason = "stopped before the traffic started";
     return r;
 }
 
@@ -396,8 +439,7 @@ Result<ScenarioResult> run_dst_refcount(GenEnv& env) {
         });
     }
     if (!crew.wait_for(crew.listening, int(o.cpus.size()), "their listening sockets")) {
-        crew.join();
-        return make_error("dst-refcount: " + (crew.error().empty() ? std::string("stopped during setup") : crew.error()));
+        return setup_aborted(env, crew, "dst-refcount");
     }
 
     for (std::size_t i = 0; i < o.cpus.size(); ++i) {
@@ -416,8 +458,9 @@ Result<ScenarioResult> run_dst_refcount(GenEnv& env) {
                 setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof sockbuf);
                 setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof sockbuf);
                 set_timeouts(fd);
-                if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr)) {
-                    crew.fail(fmt::format("dst-refcount sender: connect to {}:{}: {}", server_addr, port, std::strerror(errno)));
+                std::string err;
+                if (!connect_wait(fd, addr, crew, &err)) {
+                    if (!err.empty()) crew.fail("dst-refcount sender: " + err);
                     close(fd);
                     break;
                 }
@@ -458,8 +501,7 @@ Result<ScenarioResult> run_dst_refcount(GenEnv& env) {
         });
     }
     if (!crew.wait_for(crew.ready, 2 * int(o.cpus.size()), "connected")) {
-        crew.join();
-        return make_error("dst-refcount: " + (crew.error().empty() ? std::string("stopped during setup") : crew.error()));
+        return setup_aborted(env, crew, "dst-refcount");
     }
     crew.go = true;
 
@@ -537,8 +579,7 @@ Result<ScenarioResult> run_tcp_crr(GenEnv& env) {
         });
     }
     if (!crew.wait_for(crew.listening, pairs, "their listening sockets")) {
-        crew.join();
-        return make_error("tcp-crr: " + (crew.error().empty() ? std::string("stopped during setup") : crew.error()));
+        return setup_aborted(env, crew, "tcp-crr");
     }
     for (int i = 0; i < pairs; ++i) {
         Counter* cc = conns[std::size_t(i)].get();
@@ -555,14 +596,10 @@ Result<ScenarioResult> run_tcp_crr(GenEnv& env) {
                 int one = 1;
                 setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 set_timeouts(fd);
-                if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr)) {
-                    int e = errno;
+                if (!connect_wait(fd, addr, crew, &err)) {
                     close(fd);
-                    if ((e == EINPROGRESS || e == EAGAIN || e == EINTR) && crew.stopping()) break;
-                    if (e == EINPROGRESS || e == EINTR) continue;  // timed out: retry
-                    return crew.fail(fmt::format("tcp-crr client: connect to {}:{}: {}{}", server_addr, port,
-                                                 std::strerror(e),
-                                                 e == EADDRNOTAVAIL ? " (ephemeral ports exhausted)" : ""));
+                    if (!err.empty()) crew.fail("tcp-crr client: " + err);
+                    break;
                 }
                 bool eof = false;
                 bool ok = send_full(fd, buf.data(), msg, crew, &err) && recv_full(fd, buf.data(), msg, crew, &err, &eof);
@@ -581,8 +618,7 @@ Result<ScenarioResult> run_tcp_crr(GenEnv& env) {
         });
     }
     if (!crew.wait_for(crew.ready, pairs, "started")) {
-        crew.join();
-        return make_error("tcp-crr: " + (crew.error().empty() ? std::string("stopped during setup") : crew.error()));
+        return setup_aborted(env, crew, "tcp-crr");
     }
     crew.go = true;
     auto total = [&] {
@@ -652,8 +688,7 @@ Result<ScenarioResult> run_irq_lat(GenEnv& env) {
         close(lfd);
     });
     if (!crew.wait_for(crew.listening, 1, "a listening socket")) {
-        crew.join();
-        return make_error("irq-lat: " + (crew.error().empty() ? std::string("stopped during setup") : crew.error()));
+        return setup_aborted(env, crew, "irq-lat");
     }
 
     std::vector<LatencyPoint> points;
@@ -676,10 +711,10 @@ Result<ScenarioResult> run_irq_lat(GenEnv& env) {
             int one = 1;
             if (nodelay) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             set_timeouts(fd);
-            if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr)) {
-                int e = errno;
+            if (!connect_wait(fd, addr, crew, &err)) {
                 close(fd);
-                return crew.fail(fmt::format("irq-lat client: connect to {}:{}: {}", server_addr, kLatPort, std::strerror(e)));
+                if (!err.empty()) crew.fail("irq-lat client: " + err);
+                break;
             }
             LatencyHistogram h;
             bool eof = false, ok = send_full(fd, reinterpret_cast<const char*>(&size), sizeof size, crew, &err);

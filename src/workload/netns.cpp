@@ -361,6 +361,21 @@ Result<std::unique_ptr<Network>> Network::create(const NetworkOptions& opts) {
     };
     for (auto& step : steps)
         if (auto st = net->run_ip(step); !st) return st.error();
+    // An end that came up before its peer is only given a working qdisc by the
+    // deferred link watcher (up to a second later); until then packets are
+    // dropped and a first SYN waits for its retransmit.  Wait for both ends.
+    for (auto& [ns, link] : {std::pair{c, net->client_link_}, std::pair{s, net->server_link_}}) {
+        std::string state;
+        for (int i = 0; i < 250; ++i) {
+            auto r = run_capture({opts.ip_cmd, "-o", "-n", ns, "link", "show", "dev", link});
+            if (!r) return r.error();
+            state = *r;
+            if (state.find("state UP") != std::string::npos && state.find("qdisc noop") == std::string::npos) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            state.clear();
+        }
+        if (state.empty()) return make_error(fmt::format("{} in {} did not come up within 5 s", link, ns), ETIMEDOUT);
+    }
     net->client_addr_ = kClientAddr;
     net->server_addr_ = kServerAddr;
     return net;
