@@ -123,6 +123,7 @@ public:
     const std::map<std::string, std::map<std::string, std::string>>& sysctls() const { return sysctls_; }
 
     // Removes everything now; the destructor does the same if this was not called.
+    // Names and addresses stay readable afterwards; the namespace fds read -1.
     Status teardown();
 
 private:

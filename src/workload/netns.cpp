@@ -399,8 +399,9 @@ Status Network::set_sysctl(bool client_side, const std::string& key, const std::
 Status Network::teardown() {
     if (torn_down_) return ok_status();
     torn_down_ = true;
-    client_.reset();
-    server_.reset();
+    // Our fds hold the namespaces (and their veth) alive: close them, keep the names.
+    if (client_) client_ = std::make_unique<NetNs>(client_->name(), -1);
+    if (server_) server_ = std::make_unique<NetNs>(server_->name(), -1);
     Status result = ok_status();
     for (auto& name : created_) {
         std::string path = opts_.paths.run_netns + "/" + name;
