@@ -56,6 +56,7 @@ struct RecordArgs {
     int top = 10;
     bool no_workq = false;
     std::vector<std::string> command;
+    ScenarioArgs scenario;  // scenario.name empty: none
 };
 
 struct CostArgs {
@@ -67,7 +68,6 @@ struct CostArgs {
     bool json = false;
     bool strict = false;
     std::vector<std::string> command;
-    ScenarioArgs scenario;  // scenario.name empty: none
 };
 
 int run_probe(const ProbeArgs& a);
