@@ -51,8 +51,16 @@ struct CostArgs {
     std::vector<std::string> command;
 };
 
+struct ServeArgs {
+    std::string config;
+    std::string listen;
+    bool check_config = false;
+    bool strict = false;
+};
+
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);
 int run_record(const RecordArgs& a);
+int run_serve(const ServeArgs& a);  // src/daemon/serve.cpp
 
 }  // namespace hotline::cli

@@ -53,6 +53,13 @@ int main(int argc, char** argv) {
     c->add_option("command", cost.command, "Command that drives the events instead (after --)");
     c->positionals_at_end();
 
+    hotline::cli::ServeArgs serve;
+    auto* sv = app.add_subcommand("serve", "Keep the targets attached and export their counters to Prometheus");
+    sv->add_option("-c,--config", serve.config, "TOML configuration file (default: every built-in target)");
+    sv->add_option("-l,--listen", serve.listen, "ADDRESS:PORT to serve on (default 127.0.0.1:9464)");
+    sv->add_flag("--check-config", serve.check_config, "Validate the configuration and exit (with --strict: also attach every target)");
+    sv->add_flag("--strict", serve.strict, "Fail when any configured target cannot be attached");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -62,5 +69,6 @@ int main(int argc, char** argv) {
     if (*p) return hotline::cli::run_probe(probe);
     if (*r) return hotline::cli::run_record(rec);
     if (*c) return hotline::cli::run_cost(cost);
+    if (*sv) return hotline::cli::run_serve(serve);
     return hotline::cli::kExitUsage;
 }
