@@ -203,16 +203,14 @@ private:
 
 // What the routing hooks need to know about the connection they run on.
 struct ConnState {
-    bool shed = false;         // the pool was full: answer 503
     GuardedStream* stream = nullptr;
     bool close_after = false;  // a malformed request: do not read another from this peer
 };
 thread_local ConnState* t_conn = nullptr;
 thread_local bool t_shed = false;
 
-// Fixed workers and a bounded queue.  A connection that finds both full is served
-// on the accepting thread in "shed" mode: read the request, answer 503, close.
-// That keeps the refusal an HTTP answer and slows accept() while overloaded.
+// Fixed workers and a bounded queue.  A connection that finds both full is handed
+// (on the accepting thread, without blocking it) to the Rejector.
 class BoundedPool final : public httplib::TaskQueue {
 public:
     BoundedPool(int workers, int queued, std::atomic<std::size_t>& pending)
@@ -274,6 +272,149 @@ private:
     std::size_t idle_ = 0;
     bool stop_ = false;
 };
+
+
+}  // namespace
+
+// One thread multiplexing refused connections: read the request head (bounded
+// bytes and time), answer 503 with Retry-After, half-close, drain, close.  It
+// holds at most kMaxConns; beyond that a connection is closed unanswered.
+class Rejector {
+public:
+    explicit Rejector(HttpRejections& rej, std::size_t max_bytes) : rej_(rej), max_bytes_(max_bytes) {
+        if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
+        thread_ = std::thread([this] { loop(); });
+    }
+    ~Rejector() {
+        stop_ = true;
+        poke();
+        thread_.join();
+        for (auto& c : conns_) ::close(c.fd);
+        for (int fd : incoming_) ::close(fd);
+        if (wake_[0] >= 0) ::close(wake_[0]);
+        if (wake_[1] >= 0) ::close(wake_[1]);
+    }
+
+    void take(int fd) {
+        ++rej_.busy;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            if (count_ < kMaxConns && wake_[1] >= 0) {
+                ++count_;
+                incoming_.push_back(fd);
+                poke();
+                return;
+            }
+        }
+        ::close(fd);
+    }
+
+private:
+    static constexpr std::size_t kMaxConns = 256;
+    enum class State { kReading, kWriting, kDraining };
+    struct Conn {
+        int fd;
+        State state = State::kReading;
+        double deadline;
+        std::string head;  // last bytes of the request, to find its end
+        std::size_t got = 0, sent = 0;
+    };
+
+    void poke() {
+        char b = 1;
+        if (wake_[1] >= 0) [[maybe_unused]] auto r = ::write(wake_[1], &b, 1);
+    }
+
+    void loop() {
+        static const std::string kResponse =
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            "Content-Length: 24\r\nRetry-After: 1\r\nConnection: close\r\n\r\n503 Service Unavailable\n";
+        std::vector<pollfd> pfds;
+        while (!stop_) {
+            {
+                std::lock_guard<std::mutex> lk(mu_);
+                for (int fd : incoming_) conns_.push_back({fd, State::kReading, now_s() + 1.0, {}, 0, 0});
+                incoming_.clear();
+            }
+            pfds.assign(1, pollfd{wake_[0], POLLIN, 0});
+            double next = now_s() + 1.0;
+            for (auto& c : conns_) {
+                pfds.push_back({c.fd, short(c.state == State::kWriting ? POLLOUT : POLLIN), 0});
+                next = std::min(next, c.deadline);
+            }
+            poll(pfds.data(), pfds.size(), remaining_ms(next));
+            if (pfds[0].revents & POLLIN) {
+                char sink[64];
+                while (::read(wake_[0], sink, sizeof sink) > 0) {
+                }
+            }
+            double now = now_s();
+            std::size_t closed = 0;
+            for (std::size_t i = 0; i < conns_.size(); ++i) {
+                Conn& c = conns_[i];
+                short ev = pfds[i + 1].revents;
+                bool done = false;
+                if (c.state == State::kReading) {
+                    if (ev) {
+                        char buf[2048];
+                        ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+                        if (n > 0) {
+                            c.got += std::size_t(n);
+                            c.head.append(buf, std::size_t(n));
+                            if (c.head.size() > 8) c.head.erase(0, c.head.size() - 8);
+                        }
+                        if (n == 0 || c.head.find("\r\n\r\n") != std::string::npos || c.got > max_bytes_)
+                            c.state = State::kWriting;
+                        else if (n < 0 && errno != EAGAIN && errno != EINTR)
+                            done = true;
+                    }
+                    if (c.state == State::kReading && now >= c.deadline) c.state = State::kWriting;
+                }
+                if (!done && c.state == State::kWriting) {
+                    ssize_t n = ::send(c.fd, kResponse.data() + c.sent, kResponse.size() - c.sent, MSG_NOSIGNAL);
+                    if (n > 0) c.sent += std::size_t(n);
+                    if (c.sent == kResponse.size()) {
+                        ::shutdown(c.fd, SHUT_WR);
+                        c.state = State::kDraining;
+                        c.deadline = now + 0.5;
+                    } else if ((n < 0 && errno != EAGAIN && errno != EINTR) || now >= c.deadline + 1.0) {
+                        done = true;
+                    }
+                } else if (!done && c.state == State::kDraining) {
+                    if (ev) {
+                        char buf[4096];
+                        ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+                        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) done = true;
+                    }
+                    if (now >= c.deadline) done = true;
+                }
+                if (done) {
+                    ::close(c.fd);
+                    c.fd = -1;
+                    ++closed;
+                }
+            }
+            if (closed) {
+                conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](auto& c) { return c.fd < 0; }),
+                             conns_.end());
+                std::lock_guard<std::mutex> lk(mu_);
+                count_ -= closed;
+            }
+        }
+    }
+
+    HttpRejections& rej_;
+    std::size_t max_bytes_;
+    int wake_[2] = {-1, -1};
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::mutex mu_;
+    std::vector<int> incoming_;
+    std::size_t count_ = 0;  // incoming_ + conns_
+    std::vector<Conn> conns_;
+};
+
+namespace {
 
 const char* reason_phrase(int status) {
     switch (status) {
@@ -348,21 +489,22 @@ std::string TlsContext::load(const std::string& cert_pem, const std::string& key
 }
 
 GuardedServer::GuardedServer(const HttpLimits& limits, HttpRejections& rejections, SSL_CTX* tls)
-    : limits_(limits), rejections_(rejections), tls_(tls) {
+    : limits_(limits), rejections_(rejections), tls_(tls),
+      rejector_(std::make_unique<Rejector>(rejections, limits.max_request_bytes)) {
     new_task_queue = [this] { return new BoundedPool(limits_.workers, limits_.queued, pending_); };
     set_payload_max_length(limits_.max_request_bytes);
+    // Only the Keep-Alive response header reads these; our loop enforces them.
+    set_keep_alive_max_count(std::size_t(limits_.max_requests_per_connection));
+    set_keep_alive_timeout(time_t(limits_.keep_alive_timeout));
 
     set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
         auto text = [&](int status) {
+            // The request body (if any) was not read: this connection is done.
+            if (t_conn) t_conn->close_after = true;
+            res.set_header("Connection", "close");
             res.status = status;
             res.set_content(fmt::format("{} {}\n", status, reason_phrase(status)), "text/plain; charset=utf-8");
         };
-        if (t_conn && t_conn->shed) {
-            ++rejections_.busy;
-            text(503);
-            res.set_header("Retry-After", "1");
-            return HandlerResponse::Handled;
-        }
         if (req.method != "GET" && req.method != "HEAD") {
             ++rejections_.method;
             text(405);
@@ -394,9 +536,17 @@ GuardedServer::GuardedServer(const HttpLimits& limits, HttpRejections& rejection
             ++rejections_.bad_request;
         }
         if (t_conn) t_conn->close_after = true;
+        res.set_header("Connection", "close");
         res.set_content(fmt::format("{} {}\n", res.status, reason_phrase(res.status)), "text/plain; charset=utf-8");
         return HandlerResponse::Handled;
     }));
+}
+
+GuardedServer::~GuardedServer() = default;
+
+void GuardedServer::raise_backlog(int backlog) {
+    socket_t s = svr_sock_;
+    if (s != INVALID_SOCKET) ::listen(s, backlog);
 }
 
 void GuardedServer::require_basic_auth(std::string username, std::string password_sha256_hex) {
@@ -407,8 +557,17 @@ void GuardedServer::require_basic_auth(std::string username, std::string passwor
 bool GuardedServer::process_and_close_socket(socket_t sock) {
     int fl = fcntl(sock, F_GETFL);
     if (fl >= 0) fcntl(sock, F_SETFL, fl | O_NONBLOCK);
+    if (t_shed) {
+        // A plain 503 means nothing inside TLS: a refused TLS connection is just closed.
+        if (tls_) {
+            ++rejections_.busy;
+            ::close(sock);
+        } else {
+            rejector_->take(sock);
+        }
+        return true;
+    }
     ConnState st;
-    st.shed = t_shed;
     SSL* ssl = nullptr;
     if (tls_) {
         ssl = SSL_new(tls_);
@@ -421,8 +580,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     GuardedStream strm(sock, ssl, limits_);
     st.stream = &strm;
     t_conn = &st;
-    // A shed connection gets a short leash: it only has to carry its request in.
-    double read_timeout = st.shed ? std::min(limits_.read_timeout, 1.0) : limits_.read_timeout;
+    double read_timeout = limits_.read_timeout;
 
     bool ok = true;
     strm.begin_request(read_timeout);
@@ -445,7 +603,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
             if (!ready) break;
         }
         strm.begin_request(read_timeout);
-        bool last = st.shed || n + 1 == limits_.max_requests_per_connection || svr_sock_ == INVALID_SOCKET;
+        bool last = n + 1 == limits_.max_requests_per_connection || svr_sock_ == INVALID_SOCKET;
         bool closed = false;
         ok = process_request(strm, last, closed, [&](httplib::Request& req) {
             strm.get_remote_ip_and_port(req.remote_addr, req.remote_port);

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 namespace hotline::daemon {
@@ -45,10 +46,16 @@ private:
     SSL_CTX* ctx_ = nullptr;
 };
 
+class Rejector;
+
 class GuardedServer final : public httplib::Server {
 public:
     GuardedServer(const HttpLimits& limits, HttpRejections& rejections, SSL_CTX* tls);
+    ~GuardedServer() override;
     void require_basic_auth(std::string username, std::string password_sha256_hex);
+    // After bind: a deeper accept queue than httplib's, so bursts wait in the kernel
+    // for our accept loop (which never blocks) instead of retrying SYNs.
+    void raise_backlog(int backlog);
 
 private:
     bool process_and_close_socket(socket_t sock) override;
@@ -59,6 +66,7 @@ private:
     std::string auth_user_;
     std::string auth_hash_;
     std::atomic<std::size_t> pending_{0};  // connections queued for a worker
+    std::unique_ptr<Rejector> rejector_;   // answers 503 to connections beyond the queue
 };
 
 }  // namespace hotline::daemon

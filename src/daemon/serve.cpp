@@ -1,6 +1,7 @@
 // `hotline serve`: attaches the configured targets once, keeps them attached, and
 // serves /metrics, /healthz and /plan until SIGTERM, then detaches everything.
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -173,6 +174,9 @@ int run_serve(const ServeArgs& a) {
         fmt::print(stderr, "hotline: {}\n", att.error().message());
         return kExitError;
     }
+    // Planning parsed kallsyms and BTF (tens of MB, now freed); give the pages back
+    // so a long-lived daemon does not keep them.
+    malloc_trim(0);
     std::vector<std::string> missing;
     for (const auto& tp : att->plan.targets) {
         if (tp.observable())
@@ -266,6 +270,7 @@ int run_serve(const ServeArgs& a) {
                    cfg.listen.to_string(), e ? ": " : "", e ? std::strerror(e) : "");
         return kExitError;
     }
+    svr.raise_backlog(256);
     ListenAddress bound_at{cfg.listen.host, port};
     say("listening on {}://{}/metrics ({} of {} targets attached)", cfg.tls() ? "https" : "http",
         bound_at.to_string(), att->plan.targets.size() - missing.size(), att->plan.targets.size());
