@@ -43,6 +43,7 @@ struct ExporterInfo {
     KernelInfo kernel;
     Topology topo;
     Plan plan;  // every configured target, attached or not
+    bool run_stats = true;  // the kernel keeps BPF run statistics (else run counters stay 0)
 };
 
 // The exporter's own cumulative counters, kept by the daemon.

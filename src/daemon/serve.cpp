@@ -1,5 +1,6 @@
 // `hotline serve`: attaches the configured targets once, keeps them attached, and
 // serves /metrics, /healthz and /plan until SIGTERM, then detaches everything.
+#include <bpf/bpf.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -13,6 +14,7 @@
 #include <cstddef>
 #include <cstring>
 #include <fmt/format.h>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -218,7 +220,19 @@ int run_serve(const ServeArgs& a) {
     daemon::HttpRejections rejections;
     std::atomic<std::uint64_t> read_errors{0}, series_dropped{0};
 
+    // Run statistics need BPF_ENABLE_STATS (CAP_SYS_ADMIN) or the sysctl; say which.
+    int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+    bool run_stats = stats_fd >= 0;
+    if (!run_stats) {
+        std::ifstream sysctl("/proc/sys/kernel/bpf_stats_enabled");
+        int on = 0;
+        run_stats = (sysctl >> on) && on == 1;
+    }
+    if (!run_stats)
+        say("BPF run statistics are off (needs CAP_SYS_ADMIN or kernel.bpf_stats_enabled=1): "
+            "hotline_probe_run_seconds_total and hotline_probe_runs_total stay 0");
     ExporterInfo info;
+    info.run_stats = run_stats;
     info.version = HOTLINE_VERSION;
     info.kernel = k;
     info.topo = *topo;
@@ -305,6 +319,7 @@ int run_serve(const ServeArgs& a) {
         return kExitError;
     }
     att->sessions.clear();
+    if (stats_fd >= 0) close(stats_fd);
     say("stopped; every probe is detached");
     return kExitOk;
 }

@@ -372,6 +372,10 @@ PromStats render_prometheus(std::ostream& os, const Snapshot& s, const ExporterI
     }
 
     // --- the probes' own cost and losses
+    x.begin({"hotline_probe_run_stats_enabled", Kind::kGauge,
+             "1 when the kernel keeps BPF run statistics; 0 leaves the run counters at 0 "
+             "(grant CAP_SYS_ADMIN or set kernel.bpf_stats_enabled=1)."});
+    x.sample({}, std::uint64_t(info.run_stats ? 1 : 0));
     x.begin({"hotline_probe_runs", Kind::kCounter, "Times the kernel ran the program (BPF run statistics)."});
     for (const auto& c : s.cost) x.sample({{"target", c.target}, {"program", c.program}}, c.run_cnt);
     x.begin({"hotline_probe_run_seconds", Kind::kCounter,

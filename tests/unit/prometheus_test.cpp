@@ -2,15 +2,20 @@
 // handoff matrices, the series cap, escaping, negotiation, and /proc reading.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "hotline/prometheus.hpp"
+#include "hotline/serve_config.hpp"
 
 using namespace hotline;
 
@@ -259,6 +264,7 @@ TEST(PromRender, ProbeStateCostAndDrops) {
     EXPECT_DOUBLE_EQ(p.num("hotline_probe_run_seconds_total{target=\"dst_release\",program=\"hl_kprobe\"}"), 4.6e-6);
     EXPECT_EQ(p.num("hotline_drops_total{target=\"dst_release\",reason=\"recursion\"}"), 3);
     EXPECT_EQ(p.num("hotline_drops_total{target=\"dst_release\",reason=\"latency_lost\"}"), 3);
+    EXPECT_EQ(p.num("hotline_probe_run_stats_enabled"), 1);
     EXPECT_EQ(p.num("hotline_build_info{version=\"0.1.0\"}"), 1);
     EXPECT_EQ(p.num("hotline_kernel_info{release=\"6.18.0-test\",machine=\"x86_64\",lockdown=\"integrity\",btf=\"true\"}"), 1);
 }
@@ -382,4 +388,118 @@ TEST(ProcessStats, ReadsAFixtureTree) {
     EXPECT_EQ(ps->max_fds, 1024u);
     EXPECT_DOUBLE_EQ(ps->start_time_seconds, 1700000000 + 5000 / tick);
     EXPECT_FALSE(read_process_stats(root, "43").ok());
+}
+
+// ---------------------------------------------------------------- dist/ files
+namespace {
+
+const std::string kDist = std::string(HOTLINE_FIXTURES) + "/../../dist";
+
+std::string read_text(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+std::string run(const std::string& cmd, int* rc) {
+    FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+    std::string out;
+    if (!pipe) {
+        *rc = -1;
+        return out;
+    }
+    char buf[512];
+    while (fgets(buf, sizeof buf, pipe)) out += buf;
+    int st = pclose(pipe);
+    *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+std::vector<std::string> dashboard_exprs() {
+    auto j = nlohmann::json::parse(read_text(kDist + "/grafana/hotline-dashboard.json"), nullptr, false);
+    std::vector<std::string> out;
+    if (j.is_discarded()) return out;
+    for (const auto& p : j["panels"])
+        if (p.contains("targets"))
+            for (const auto& t : p["targets"]) out.push_back(t["expr"].get<std::string>());
+    return out;
+}
+
+// hotline_* / process_* names a PromQL text refers to.
+std::set<std::string> metric_names(const std::string& text) {
+    std::set<std::string> out;
+    std::regex re("\\b((hotline|process)_[a-z_]+)");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+        out.insert((*it)[1]);
+    return out;
+}
+
+}  // namespace
+
+TEST(Dist, DashboardAndAlertsOnlyUseMetricsTheExporterWrites) {
+    PromOptions o;
+    ExporterCounters c;
+    c.process = ProcessStats{1, 2, 3, 4, 5, 6};
+    c.http_rejected = {{"busy", 0}};
+    std::string exposition = render(synthetic(), o, nullptr, c);
+    std::set<std::string> written;
+    std::istringstream is(exposition);
+    for (std::string line; std::getline(is, line);)
+        if (!line.empty() && line[0] != '#') written.insert(line.substr(0, line.find_first_of("{ ")));
+    auto exprs = dashboard_exprs();
+    ASSERT_GE(exprs.size(), 10u) << "dashboard JSON did not parse or lost its panels";
+    std::string all = read_text(kDist + "/prometheus/hotline-alerts.yml");
+    for (const auto& e : exprs) all += "\n" + e;
+    auto used = metric_names(all);
+    EXPECT_GE(used.size(), 10u);
+    for (const auto& m : used) EXPECT_TRUE(written.count(m)) << m << " is used but never written";
+}
+
+TEST(Dist, AlertRulesPassPromtoolCheckAndTest) {
+    if (system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not installed";
+    int rc = 0;
+    std::string out = run("promtool check rules " + kDist + "/prometheus/hotline-alerts.yml", &rc);
+    EXPECT_EQ(rc, 0) << out;
+    out = run("cd " + kDist + "/prometheus && promtool test rules hotline-alerts.test.yml", &rc);
+    EXPECT_EQ(rc, 0) << out;
+}
+
+// Grafana's variables replaced, each panel query must be valid PromQL.
+TEST(Dist, DashboardQueriesAreValidPromQL) {
+    if (system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not installed";
+    auto exprs = dashboard_exprs();
+    ASSERT_FALSE(exprs.empty());
+    std::string path = testing::TempDir() + "/hotline_dashboard_rules.yml";
+    {
+        std::ofstream f(path);
+        f << "groups:\n  - name: dashboard\n    rules:\n";
+        int i = 0;
+        for (auto e : exprs) {
+            e = std::regex_replace(e, std::regex("\\$__rate_interval"), "5m");
+            e = std::regex_replace(e, std::regex("\\$(instance|target)"), ".*");
+            nlohmann::json quoted = e;
+            f << "      - record: hotline:dashboard_query_" << i++ << "\n        expr: " << quoted.dump() << "\n";
+        }
+    }
+    int rc = 0;
+    std::string out = run("promtool check rules " + path, &rc);
+    EXPECT_EQ(rc, 0) << out;
+    std::remove(path.c_str());
+}
+
+TEST(Dist, ServiceUnitKeepsItsPromises) {
+    std::string unit = read_text(kDist + "/hotline.service");
+    ASSERT_FALSE(unit.empty());
+    EXPECT_NE(unit.find("\nType=notify\n"), std::string::npos);
+    EXPECT_NE(unit.find("hotline restore"), std::string::npos);
+    EXPECT_EQ(unit.find("ExecReload"), std::string::npos) << "serve is reload-free";
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(unit, m, std::regex("\nCapabilityBoundingSet=([^\n]*)")));
+    std::istringstream caps(m[1].str());
+    for (std::string cap; caps >> cap;)
+        EXPECT_TRUE(cap == "CAP_BPF" || cap == "CAP_PERFMON" || cap == "CAP_SYSLOG" || cap == "CAP_SYS_ADMIN") << cap;
+    // The example configuration is valid.
+    auto cfg = load_serve_config(kDist + "/serve.toml");
+    EXPECT_TRUE(cfg.ok()) << cfg.error().message();
 }
