@@ -28,7 +28,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <set>
 #include <vector>
+
+#include "host_util.hpp"
 
 extern char** environ;
 
@@ -535,17 +538,10 @@ TEST(ServeHost, SigtermDetachesEverythingAndSystemdIsTold) {
     EXPECT_NE(std::string(buf).find("READY=1"), std::string::npos) << buf;
 
     // The BPF programs the daemon holds, from its fdinfo.
-    std::vector<std::uint32_t> progs;
-    for (auto& e : fs::directory_iterator(fmt::format("/proc/{}/fdinfo", d.pid()))) {
-        std::istringstream is(slurp(e.path()));
-        for (std::string line; std::getline(is, line);)
-            if (line.rfind("prog_id:", 0) == 0) progs.push_back(std::uint32_t(std::stoul(line.substr(8))));
-    }
-    std::sort(progs.begin(), progs.end());
-    progs.erase(std::unique(progs.begin(), progs.end()), progs.end());
+    std::set<int> progs = hosttest::prog_ids_held_by(d.pid());
     ASSERT_FALSE(progs.empty()) << "the daemon holds no BPF program";
     for (auto id : progs) {
-        int fd = bpf_prog_get_fd_by_id(id);
+        int fd = bpf_prog_get_fd_by_id(std::uint32_t(id));
         EXPECT_GE(fd, 0) << "program " << id << " should be loaded while serving";
         if (fd >= 0) close(fd);
     }
@@ -554,11 +550,17 @@ TEST(ServeHost, SigtermDetachesEverythingAndSystemdIsTold) {
     std::memset(buf, 0, sizeof buf);
     n = recv(ns, buf, sizeof buf - 1, 0);
     EXPECT_NE(std::string(buf).find("STOPPING=1"), std::string::npos) << buf;
-    for (auto id : progs) {
-        int fd = bpf_prog_get_fd_by_id(id);
-        EXPECT_LT(fd, 0) << "program " << id << " is still loaded after SIGTERM";
-        if (fd >= 0) close(fd);
+    // The kernel frees released programs asynchronously (RCU): allow it a moment.
+    std::set<int> left = progs;
+    for (int i = 0; i < 100 && !left.empty(); ++i) {
+        for (auto it = left.begin(); it != left.end();) {
+            int fd = bpf_prog_get_fd_by_id(std::uint32_t(*it));
+            if (fd >= 0) close(fd);
+            it = fd < 0 ? left.erase(it) : std::next(it);
+        }
+        if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    EXPECT_TRUE(left.empty()) << left.size() << " programs still loaded after SIGTERM";
     EXPECT_NE(d.log().find("every probe is detached"), std::string::npos) << d.log();
     close(ns);
     fs::remove_all(dir);
