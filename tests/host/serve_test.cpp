@@ -674,3 +674,29 @@ TEST(ServeHost, PrometheusScrapesAPositiveRate) {
     }
     fs::remove_all(dir);
 }
+
+// Targets with pinned mechanisms run in their own sessions; one exposition covers
+// them all, and a pinned mechanism that cannot attach leaves only its target out.
+TEST(ServeHost, PerTargetMechanismsShareOneExposition) {
+    Daemon d("[[target]]\nname = \"queue_work_on\"\nmechanism = \"tracepoint\"\n"
+             "[[target]]\nname = \"dst_release\"\n"
+             "[[target]]\nname = \"ipv4_dst_check\"\nmechanism = \"sampling\"\n"
+             "[[target]]\nname = \"tcp_prequeue\"\nmechanism = \"fentry\"\n");
+    ASSERT_TRUE(d.up()) << d.log();
+    stat_refresh(10);
+    std::string m = body_of(get(d.port(), "/metrics"));
+    EXPECT_EQ(sample(m, "hotline_probe_attached{target=\"queue_work_on\",mechanism=\"tracepoint\"}"), 1) << m;
+    EXPECT_EQ(sample(m, "hotline_probe_attached{target=\"ipv4_dst_check\",mechanism=\"sampling\"}"), 1) << m;
+    EXPECT_EQ(sample(m, "hotline_probe_attached{target=\"tcp_prequeue\",mechanism=\"unavailable\"}"), 0) << m;
+    EXPECT_NE(m.find("hotline_probe_attached{target=\"dst_release\",mechanism=\""), std::string::npos);
+    EXPECT_GE(sample(m, "hotline_calls_total{target=\"queue_work_on\",node=\"0\",mechanism=\"tracepoint\"}"), 10);
+    EXPECT_FALSE(std::isnan(sample(m, "hotline_samples_total{node=\"0\"}"))) << "the sampling session reports";
+    // Configuration order in the plan, and the refusal reason for the pinned target.
+    auto plan = nlohmann::json::parse(body_of(get(d.port(), "/plan")), nullptr, false);
+    ASSERT_TRUE(plan.is_array());
+    ASSERT_EQ(plan.size(), 4u);
+    EXPECT_EQ(plan[0]["target"], "queue_work_on");
+    EXPECT_EQ(plan[3]["target"], "tcp_prequeue");
+    EXPECT_EQ(plan[3]["observable"], false);
+    EXPECT_NE(d.log().find("tcp_prequeue"), std::string::npos);
+}
