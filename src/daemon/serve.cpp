@@ -154,7 +154,9 @@ int run_serve(const ServeArgs& a) {
         if (std::string err = tls.load(cfg.tls_cert, cfg.tls_key); !err.empty())
             return config_error(make_error(cfg.source + ": " + err, EINVAL, "check the [tls] cert and key files"));
     std::size_t ntargets = cfg.targets.empty() ? builtin_targets().size() : cfg.targets.size();
-    if (a.check_config && !cfg.strict) {
+    // --check-config attaches only when --strict is on the command line (a pre-flight
+    // check); `strict = true` in the file governs serving.
+    if (a.check_config && !a.strict) {
         fmt::print("{}: configuration is valid ({} targets, listen {}{}{})\n", cfg.source, ntargets,
                    cfg.listen.to_string(), cfg.tls() ? ", TLS" : "", cfg.auth() ? ", basic auth" : "");
         return kExitOk;
