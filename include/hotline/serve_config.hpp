@@ -38,7 +38,8 @@ struct ServeConfig {
     // [probe]
     bool latency = true;
     int sample_freq = 999;
-    int handoff_sample = 1;  // track one hit in N for handoffs (1: every hit)
+    bool handoffs = true;    // track object handoffs where the target has an object
+    int handoff_sample = 1;  // track one object in N for handoffs (1: every object)
 
     // [metrics]
     bool per_cpu = false;

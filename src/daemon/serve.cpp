@@ -73,8 +73,8 @@ Result<Attachment> attach_targets(const ServeConfig& cfg, const KernelInfo& k, c
         so.forced = mech;
         so.latency = cfg.latency;
         so.sample_freq = cfg.sample_freq;
-        // Handoff sampling (cfg.handoff_sample) is handed to the session here once the
-        // handoff tracker takes it.
+        so.handoffs = cfg.handoffs;
+        so.handoff_sample = cfg.handoff_sample;
         auto s = Session::open(so, k, topo);
         if (!s) {
             std::string why = s.error().message();
@@ -119,7 +119,11 @@ Snapshot read_all(const Attachment& a, std::atomic<std::uint64_t>& read_errors) 
         }
         for (auto& t : r->targets) out.targets.push_back(std::move(t));
         for (auto& c : r->cost) out.cost.push_back(std::move(c));
-        for (auto& h : r->handoffs) out.handoffs.push_back(std::move(h));
+        for (auto& o : r->objects) out.objects.push_back(std::move(o));
+        if (!out.has_workq && r->has_workq) {
+            out.has_workq = true;
+            out.workq = std::move(r->workq);
+        }
         if (out.samples_total.empty()) {
             out.samples_total = std::move(r->samples_total);
             out.samples_kernel = std::move(r->samples_kernel);

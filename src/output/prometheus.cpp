@@ -310,27 +310,39 @@ PromStats render_prometheus(std::ostream& os, const Snapshot& s, const ExporterI
         });
     }
 
+    // Handoffs: only targets whose objects are tracked.  The matrix is indexed by
+    // node id; cells for every pair of the topology's nodes, zeros included, so
+    // the series set does not change as handoffs start.
     x.begin({"hotline_handoffs", Kind::kCounter,
-             "Hits on an object last touched from a CPU of from_node, made from a CPU of to_node."});
-    for (const auto& h : s.handoffs) {
-        if (!x.admit(1)) continue;
-        x.sample({{"target", h.target},
-                  {"from_node", std::to_string(h.from_node)},
-                  {"to_node", std::to_string(h.to_node)}},
-                 h.count);
+             "Hits on an object last touched from another CPU: one of node from_node, this one of to_node "
+             "(the node x node handoff matrix; the diagonal is same-node handoffs)."});
+    for (const auto& t : s.targets) {
+        if (!t.has_handoffs) continue;
+        const auto& m = t.handoffs.matrix;
+        for (int from : topo.nodes)
+            for (int to : topo.nodes) {
+                std::uint64_t v = std::size_t(from) < m.size() && std::size_t(to) < m[std::size_t(from)].size()
+                                      ? m[std::size_t(from)][std::size_t(to)]
+                                      : 0;
+                if (!x.admit(1)) continue;
+                x.sample({{"target", t.target}, {"from_node", std::to_string(from)}, {"to_node", std::to_string(to)}}, v);
+            }
     }
     x.begin({"hotline_cross_node_handoffs", Kind::kCounter,
              "Handoffs whose from_node and to_node differ (the off-diagonal of hotline_handoffs_total)."});
-    {
-        std::vector<std::pair<std::string, std::uint64_t>> cross;
-        for (const auto& h : s.handoffs) {
-            auto it = std::find_if(cross.begin(), cross.end(), [&](auto& c) { return c.first == h.target; });
-            if (it == cross.end()) it = cross.insert(cross.end(), {h.target, 0});
-            if (h.from_node != h.to_node) it->second += h.count;
-        }
-        for (const auto& [target, v] : cross)
-            if (x.admit(1)) x.sample({{"target", target}}, v);
-    }
+    for (const auto& t : s.targets)
+        if (t.has_handoffs && x.admit(1)) x.sample({{"target", t.target}}, t.handoffs.total(t.handoffs.cross_node));
+    x.begin({"hotline_handoff_tracked_hits", Kind::kCounter,
+             "Hits that went through handoff tracking (after probe.handoff_sample): the denominator of handoff shares."});
+    for (const auto& t : s.targets)
+        if (t.has_handoffs && x.admit(1)) x.sample({{"target", t.target}}, t.handoffs.total(t.handoffs.tracked));
+    x.begin({"hotline_handoff_live_objects", Kind::kGauge,
+             "Objects in the bounded owner map now (its capacity is hotline_handoff_owner_capacity)."});
+    for (const auto& t : s.targets)
+        if (t.has_handoffs) x.sample({{"target", t.target}}, t.handoffs.live_objects);
+    x.begin({"hotline_handoff_owner_capacity", Kind::kGauge, "Entries the owner map holds before evicting."});
+    for (const auto& t : s.targets)
+        if (t.has_handoffs) x.sample({{"target", t.target}}, t.handoffs.capacity);
 
     x.begin({"hotline_latency_seconds", Kind::kHistogram,
              "Time spent in the target function, entry to return.", "seconds"});
@@ -384,7 +396,8 @@ PromStats render_prometheus(std::ostream& os, const Snapshot& s, const ExporterI
     for (const auto& c : s.cost)
         x.sample({{"target", c.target}, {"program", c.program}}, double(c.run_time_ns) / 1e9);
     x.begin({"hotline_drops", Kind::kCounter,
-             "Events lost: recursion = runs the kernel skipped; latency_lost = returns without a recorded entry."});
+             "Events lost: recursion = runs the kernel skipped; latency_lost = returns without a recorded entry; "
+             "owner_evicted = objects pushed out of the full owner map (their next touch counts as new)."});
     {
         std::vector<std::pair<std::string, std::uint64_t>> rec;
         for (const auto& c : s.cost) {
@@ -395,6 +408,8 @@ PromStats render_prometheus(std::ostream& os, const Snapshot& s, const ExporterI
         for (const auto& [target, v] : rec) x.sample({{"target", target}, {"reason", "recursion"}}, v);
         for (const auto& t : s.targets)
             if (t.has_latency) x.sample({{"target", t.target}, {"reason", "latency_lost"}}, t.lat_lost);
+        for (const auto& t : s.targets)
+            if (t.has_handoffs) x.sample({{"target", t.target}, {"reason", "owner_evicted"}}, t.handoffs.evictions);
     }
 
     // --- the exporter itself

@@ -264,9 +264,11 @@ Result<ServeConfig> parse_serve_config(std::string_view text, const std::string&
                 if (auto s = c.string("target.name", *name); s && mech_ok) named.push_back({name, *s, mech});
             }
         } else if (key == "probe") {
-            c.table("probe", v, {"latency", "sample_freq", "handoff_sample"}, [&](std::string_view pk, const toml::node& pv) {
+            c.table("probe", v, {"latency", "sample_freq", "handoffs", "handoff_sample"}, [&](std::string_view pk, const toml::node& pv) {
                 if (pk == "latency") {
                     if (auto b = c.boolean("probe.latency", pv)) cfg.latency = *b;
+                } else if (pk == "handoffs") {
+                    if (auto b = c.boolean("probe.handoffs", pv)) cfg.handoffs = *b;
                 } else if (pk == "sample_freq") {
                     if (auto i = c.integer("probe.sample_freq", pv, 1, 100000)) cfg.sample_freq = int(*i);
                 } else if (auto i = c.integer("probe.handoff_sample", pv, 1, 1 << 20)) {

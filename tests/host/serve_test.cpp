@@ -715,3 +715,30 @@ TEST(ServeHost, PerTargetMechanismsShareOneExposition) {
     EXPECT_EQ(plan[3]["observable"], false);
     EXPECT_NE(d.log().find("tcp_prequeue"), std::string::npos);
 }
+
+// The pty workload hands one work item between CPU 0 and CPU 1 on every write
+// (tests/host/helpers/pty_pingpong.cpp); the daemon's matrix must show it.
+TEST(ServeHost, HandoffMatrixFollowsAnAlternatingWriter) {
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_FAIL() << "needs 2 CPUs";
+    Daemon d("targets = [\"queue_work_on\"]\n");
+    ASSERT_TRUE(d.up()) << d.log();
+    const std::string cell = "hotline_handoffs_total{target=\"queue_work_on\",from_node=\"0\",to_node=\"0\"}";
+    const std::string tracked = "hotline_handoff_tracked_hits_total{target=\"queue_work_on\"}";
+    std::string m0 = body_of(get(d.port(), "/metrics"));
+    ASSERT_FALSE(std::isnan(sample(m0, cell))) << m0;
+    const int writes = 2000;
+    Cmd w = sh(fmt::format("{} {} alt", PTY_PINGPONG_BIN, writes));
+    ASSERT_EQ(w.rc, 0) << w.out;
+    std::string m1 = body_of(get(d.port(), "/metrics"));
+    double handoffs = sample(m1, cell) - sample(m0, cell);
+    // One handoff per write after the first; a write may find the work still pending
+    // (not queued again): allow 5% of those.  Other kernel work only adds.
+    EXPECT_GE(handoffs, writes * 0.95 - 1) << m1;
+    EXPECT_GE(sample(m1, tracked) - sample(m0, tracked), handoffs);
+    EXPECT_EQ(sample(m1, "hotline_cross_node_handoffs_total{target=\"queue_work_on\"}"), 0) << "one NUMA node";
+
+    Daemon off("targets = [\"queue_work_on\"]\n[probe]\nhandoffs = false\n");
+    ASSERT_TRUE(off.up()) << off.log();
+    std::string m = body_of(get(off.port(), "/metrics"));
+    EXPECT_EQ(m.find("hotline_handoffs_total"), std::string::npos) << "count-only mode exports no matrix";
+}

@@ -58,8 +58,18 @@ Snapshot synthetic() {
     s.cost.push_back({"dst_release", "hl_kprobe", 23, 4600, 2});
     s.cost.push_back({"dst_release", "hl_kretprobe", 23, 2300, 1});
     s.cost.push_back({"(sampling)", "hl_sample", 400, 40000, 0});
-    s.handoffs = {{"dst_release", 0, 0, 9}, {"dst_release", 0, 1, 4},
-                  {"dst_release", 1, 0, 6}, {"dst_release", 1, 1, 1}};
+    // dst_release objects: 9 handoffs within node 0, 4 from node 0 to 1, 6 from 1 to 0,
+    // 1 within node 1; per-CPU totals agree with the matrix.
+    auto& t0 = s.targets[0];
+    t0.has_handoffs = true;
+    t0.object_type = "dst_entry";
+    t0.handoffs.tracked = {20, 10, 5, 5};
+    t0.handoffs.cross_cpu = {0, 9, 0, 1};
+    t0.handoffs.cross_node = {3, 3, 4, 0};
+    t0.handoffs.matrix = {{9, 4}, {6, 1}};
+    t0.handoffs.live_objects = 7;
+    t0.handoffs.capacity = 16384;
+    t0.handoffs.evictions = 2;
     return s;
 }
 
@@ -241,8 +251,14 @@ TEST(PromRender, HandoffsComeFromTheSnapshotModel) {
     EXPECT_EQ(p.num("hotline_handoffs_total{target=\"dst_release\",from_node=\"1\",to_node=\"1\"}"), 1);
     EXPECT_EQ(p.num("hotline_cross_node_handoffs_total{target=\"dst_release\"}"), 10);
 
+    EXPECT_EQ(p.num("hotline_handoff_tracked_hits_total{target=\"dst_release\"}"), 40);
+    EXPECT_EQ(p.num("hotline_handoff_live_objects{target=\"dst_release\"}"), 7);
+    EXPECT_EQ(p.num("hotline_handoff_owner_capacity{target=\"dst_release\"}"), 16384);
+    EXPECT_EQ(p.num("hotline_drops_total{target=\"dst_release\",reason=\"owner_evicted\"}"), 2);
+    EXPECT_FALSE(p.has("hotline_handoff_tracked_hits_total{target=\"ipv4_dst_check\"}"));
+
     Snapshot none = synthetic();
-    none.handoffs.clear();
+    none.targets[0].has_handoffs = false;
     auto text = render(none, {});
     EXPECT_EQ(text.find("hotline_handoffs"), std::string::npos);
     EXPECT_EQ(text.find("hotline_cross_node_handoffs"), std::string::npos);
@@ -278,8 +294,8 @@ TEST(PromRender, SeriesCapDropsAndCounts) {
     auto p = parse(render(synthetic(), o, &st, c));
     // 4 call series fit (2 targets x 2 nodes), the 5th slot takes one handoff cell.
     EXPECT_EQ(st.series, 5u);
-    // Dropped: 3 handoff cells, 1 cross-node, 42 histogram lines, 4 sample counters, 1 share.
-    EXPECT_EQ(st.dropped, 3u + 1u + (HL_HIST_SLOTS + 2) + 4u + 1u);
+    // Dropped: 3 handoff cells, 1 cross-node, 1 tracked, 42 histogram lines, 4 sample counters, 1 share.
+    EXPECT_EQ(st.dropped, 3u + 1u + 1u + (HL_HIST_SLOTS + 2) + 4u + 1u);
     EXPECT_EQ(p.num("hotline_series_dropped_total"), double(100 + st.dropped));
     EXPECT_FALSE(p.has("hotline_latency_seconds_count{target=\"dst_release\"}"));  // all or nothing
     // Exporter health is never capped.

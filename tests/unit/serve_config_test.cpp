@@ -39,6 +39,7 @@ mechanism = "auto"
 
 [probe]
 latency = false
+handoffs = false
 sample_freq = 99
 handoff_sample = 16
 
@@ -75,6 +76,7 @@ password_sha256 = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a
     EXPECT_EQ(c->targets[1].mechanism, Mechanism::kTracepoint);
     EXPECT_FALSE(c->targets[2].mechanism.has_value());
     EXPECT_FALSE(c->latency);
+    EXPECT_FALSE(c->handoffs);
     EXPECT_EQ(c->sample_freq, 99);
     EXPECT_EQ(c->handoff_sample, 16);
     EXPECT_TRUE(c->per_cpu);
