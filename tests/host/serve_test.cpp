@@ -626,6 +626,19 @@ TEST(ServeHost, PrometheusScrapesAPositiveRate) {
                         "--log.level=warn"},
                        dir + "/prometheus.log");
     ASSERT_GT(prom, 0);
+    // Stopped and cleaned up however the test ends (an ASSERT returns early).
+    struct Reaper {
+        pid_t pid;
+        std::string dir;
+        ~Reaper() {
+            kill(pid, SIGTERM);
+            if (wait_exit(pid, 20) < 0) {
+                kill(pid, SIGKILL);
+                wait_exit(pid, 5);
+            }
+            fs::remove_all(dir);
+        }
+    } reaper{prom, dir};
     httplib::Client api("127.0.0.1", prom_port);
     api.set_connection_timeout(2);
     api.set_read_timeout(10);
@@ -682,12 +695,6 @@ TEST(ServeHost, PrometheusScrapesAPositiveRate) {
     EXPECT_EQ(tj["data"]["activeTargets"][0]["health"], "up") << tj.dump(2);
     EXPECT_EQ(tj["data"]["activeTargets"][0]["lastError"], "") << tj.dump(2);
 
-    kill(prom, SIGTERM);
-    if (wait_exit(prom, 20) < 0) {
-        kill(prom, SIGKILL);
-        wait_exit(prom, 5);
-    }
-    fs::remove_all(dir);
 }
 
 // Targets with pinned mechanisms run in their own sessions; one exposition covers
