@@ -70,11 +70,19 @@ struct CostArgs {
     std::vector<std::string> command;
 };
 
+struct ServeArgs {
+    std::string config;
+    std::string listen;
+    bool check_config = false;
+    bool strict = false;
+};
+
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);
 int run_record(const RecordArgs& a);
 int run_scenario_list(bool json);
 int run_scenario_run(const ScenarioArgs& a);
+int run_serve(const ServeArgs& a);  // src/daemon/serve.cpp
 
 }  // namespace hotline::cli
 

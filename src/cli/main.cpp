@@ -67,6 +67,12 @@ int main(int argc, char** argv) {
     sr->add_flag("--json", scen.json, "Print JSON");
     sr->add_option("-o,--output", scen.output, "Also write the JSON result to FILE");
     sr->add_option("command", scen.command, "Command to run in the client namespace (after --)");
+    hotline::cli::ServeArgs serve;
+    auto* sv = app.add_subcommand("serve", "Keep the targets attached and export their counters to Prometheus");
+    sv->add_option("-c,--config", serve.config, "TOML configuration file (default: every built-in target)");
+    sv->add_option("-l,--listen", serve.listen, "ADDRESS:PORT to serve on (default 127.0.0.1:9464)");
+    sv->add_flag("--check-config", serve.check_config, "Validate the configuration and exit (with --strict: also attach every target)");
+    sv->add_flag("--strict", serve.strict, "Fail when any configured target cannot be attached");
 
     try {
         app.parse(argc, argv);
@@ -79,5 +85,6 @@ int main(int argc, char** argv) {
     if (*c) return hotline::cli::run_cost(cost);
     if (*sl) return hotline::cli::run_scenario_list(scen_list_json);
     if (*sr) return hotline::cli::run_scenario_run(scen);
+    if (*sv) return hotline::cli::run_serve(serve);
     return hotline::cli::kExitUsage;
 }

@@ -1,0 +1,72 @@
+// The daemon's HTTP(S) server: cpp-httplib routing over our own connection loop,
+// which enforces request-size caps, whole-request deadlines, bounded concurrency
+// (503 beyond it) and TLS, and never raises SIGPIPE.
+#pragma once
+
+#include <httplib.h>
+#include <openssl/ssl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace hotline::daemon {
+
+struct HttpLimits {
+    int workers = 4;       // requests served at once
+    int queued = 16;       // accepted connections waiting for a worker; beyond: 503
+    double read_timeout = 5;        // whole request (line, headers, body) must arrive in this
+    double write_timeout = 10;      // whole response must leave in this
+    double keep_alive_timeout = 5;  // idle wait for the next request on a connection
+    std::size_t max_request_bytes = 8192;
+    int max_requests_per_connection = 100;
+};
+
+// Refusals by fixed reason; label values never come from the request.
+struct HttpRejections {
+    std::atomic<std::uint64_t> busy{0}, method{0}, auth{0}, too_large{0}, timeout{0}, bad_request{0},
+        tls_handshake{0};
+    std::map<std::string, std::uint64_t> snapshot() const;
+};
+
+// Owns an SSL_CTX built from PEM files; empty when TLS is off.
+class TlsContext {
+public:
+    TlsContext() = default;
+    ~TlsContext();
+    TlsContext(const TlsContext&) = delete;
+    TlsContext& operator=(const TlsContext&) = delete;
+    // Returns an error text, empty on success.
+    std::string load(const std::string& cert_pem, const std::string& key_pem);
+    SSL_CTX* get() const { return ctx_; }
+
+private:
+    SSL_CTX* ctx_ = nullptr;
+};
+
+class Rejector;
+
+class GuardedServer final : public httplib::Server {
+public:
+    GuardedServer(const HttpLimits& limits, HttpRejections& rejections, SSL_CTX* tls);
+    ~GuardedServer() override;
+    void require_basic_auth(std::string username, std::string password_sha256_hex);
+    // After bind: a deeper accept queue than httplib's, so bursts wait in the kernel
+    // for our accept loop (which never blocks) instead of retrying SYNs.
+    void raise_backlog(int backlog);
+
+private:
+    bool process_and_close_socket(socket_t sock) override;
+
+    HttpLimits limits_;
+    HttpRejections& rejections_;
+    SSL_CTX* tls_;
+    std::string auth_user_;
+    std::string auth_hash_;
+    std::atomic<std::size_t> pending_{0};  // connections queued for a worker
+    std::unique_ptr<Rejector> rejector_;   // answers 503 to connections beyond the queue
+};
+
+}  // namespace hotline::daemon

@@ -1,0 +1,333 @@
+// `hotline serve`: attaches the configured targets once, keeps them attached, and
+// serves /metrics, /healthz and /plan until SIGTERM, then detaches everything.
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "daemon/http_server.hpp"
+#include "hotline/output.hpp"
+#include "hotline/prometheus.hpp"
+#include "hotline/serve_config.hpp"
+#include "hotline/session.hpp"
+
+namespace hotline::cli {
+
+namespace {
+
+template <class... Args>
+void say(fmt::format_string<Args...> f, Args&&... args) {
+    fmt::print(stderr, "hotline serve: {}\n", fmt::format(f, std::forward<Args>(args)...));
+}
+
+// The systemd readiness protocol: one datagram to $NOTIFY_SOCKET (see sd_notify(3)).
+void notify_systemd(const std::string& msg) {
+    const char* path = std::getenv("NOTIFY_SOCKET");
+    if (!path || !*path) return;
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::size_t len = std::strlen(path);
+    if (len >= sizeof sa.sun_path || (path[0] != '/' && path[0] != '@')) return;
+    std::memcpy(sa.sun_path, path, len);
+    if (sa.sun_path[0] == '@') sa.sun_path[0] = '\0';  // abstract namespace
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    sendto(fd, msg.data(), msg.size(), MSG_NOSIGNAL, reinterpret_cast<sockaddr*>(&sa),
+           socklen_t(offsetof(sockaddr_un, sun_path) + len));
+    close(fd);
+}
+
+// Targets sharing a mechanism choice share one Session.
+struct Attachment {
+    std::vector<std::unique_ptr<Session>> sessions;
+    Plan plan;  // every configured target, in configuration order
+};
+
+Result<Attachment> attach_targets(const ServeConfig& cfg, const KernelInfo& k, const Topology& topo) {
+    std::vector<std::pair<std::optional<Mechanism>, std::vector<std::string>>> groups;
+    if (cfg.targets.empty()) groups.push_back({std::nullopt, {}});
+    for (const auto& t : cfg.targets) {
+        auto g = std::find_if(groups.begin(), groups.end(), [&](auto& x) { return x.first == t.mechanism; });
+        if (g == groups.end()) g = groups.insert(groups.end(), {t.mechanism, {}});
+        g->second.push_back(t.name);
+    }
+    Attachment out;
+    std::vector<TargetPlan> planned;
+    for (const auto& [mech, names] : groups) {
+        SessionOptions so;
+        so.targets = names;
+        so.forced = mech;
+        so.latency = cfg.latency;
+        so.sample_freq = cfg.sample_freq;
+        so.handoffs = cfg.handoffs;
+        so.handoff_sample = cfg.handoff_sample;
+        auto s = Session::open(so, k, topo);
+        if (!s) {
+            std::string why = s.error().message();
+            if (cfg.strict)
+                return make_error(fmt::format("cannot attach {} (mechanism {}): {}",
+                                              names.empty() ? std::string("the built-in targets") : fmt::format("{}", fmt::join(names, ", ")),
+                                              mech ? std::string(to_string(*mech)) : "auto", why),
+                                  0, "fix the configuration, or drop --strict to serve what attaches");
+            say("warning: cannot attach {}: {}", fmt::join(names, ", "), why);
+            for (const auto& n : names) {
+                TargetPlan tp;
+                tp.target = n;
+                tp.unavailable_reason = why;
+                planned.push_back(std::move(tp));
+            }
+            continue;
+        }
+        for (const auto& tp : (*s)->plan().targets) planned.push_back(tp);
+        out.sessions.push_back(std::move(*s));
+    }
+    if (cfg.targets.empty()) {
+        out.plan.targets = std::move(planned);
+    } else {
+        for (const auto& t : cfg.targets)
+            for (auto& tp : planned)
+                if (tp.target == t.name) out.plan.targets.push_back(tp);
+    }
+    return out;
+}
+
+// One cumulative snapshot over every session.  When two sessions both sample
+// (a forced "sampling" group and an auto group that fell back to it), both run at
+// the same frequency on the same CPUs, so either one's totals are the denominator.
+Snapshot read_all(const Attachment& a, std::atomic<std::uint64_t>& read_errors) {
+    Snapshot out;
+    out.t = monotonic_seconds();
+    for (const auto& s : a.sessions) {
+        auto r = s->read();
+        if (!r) {
+            if (read_errors++ < 10) say("reading counters failed: {}", r.error().message());
+            continue;
+        }
+        for (auto& t : r->targets) out.targets.push_back(std::move(t));
+        for (auto& c : r->cost) out.cost.push_back(std::move(c));
+        for (auto& o : r->objects) out.objects.push_back(std::move(o));
+        if (!out.has_workq && r->has_workq) {
+            out.has_workq = true;
+            out.workq = std::move(r->workq);
+        }
+        if (out.samples_total.empty()) {
+            out.samples_total = std::move(r->samples_total);
+            out.samples_kernel = std::move(r->samples_kernel);
+        }
+    }
+    return out;
+}
+
+int config_error(const Error& e) {
+    fmt::print(stderr, "hotline: {}\n", e.message());
+    return kExitUsage;
+}
+
+}  // namespace
+
+int run_serve(const ServeArgs& a) {
+    // --- configuration: every problem is reported before touching the kernel
+    ServeConfig cfg;
+    if (!a.config.empty()) {
+        auto c = load_serve_config(a.config);
+        if (!c) return config_error(c.error());
+        cfg = std::move(*c);
+    }
+    if (!a.listen.empty()) {
+        auto l = parse_listen_address(a.listen);
+        if (!l) return config_error(make_error("--listen: " + l.error().message(), EINVAL));
+        cfg.listen = *l;
+    }
+    cfg.strict = cfg.strict || a.strict;
+    daemon::TlsContext tls;
+    if (cfg.tls())
+        if (std::string err = tls.load(cfg.tls_cert, cfg.tls_key); !err.empty())
+            return config_error(make_error(cfg.source + ": " + err, EINVAL, "check the [tls] cert and key files"));
+    std::size_t ntargets = cfg.targets.empty() ? builtin_targets().size() : cfg.targets.size();
+    // --check-config attaches only when --strict is on the command line (a pre-flight
+    // check); `strict = true` in the file governs serving.
+    if (a.check_config && !a.strict) {
+        fmt::print("{}: configuration is valid ({} targets, listen {}{}{})\n", cfg.source, ntargets,
+                   cfg.listen.to_string(), cfg.tls() ? ", TLS" : "", cfg.auth() ? ", basic auth" : "");
+        return kExitOk;
+    }
+
+    // --- attach once
+    KernelInfo k = probe_kernel();
+    auto topo = read_topology();
+    if (!topo) {
+        fmt::print(stderr, "hotline: {}\n", topo.error().message());
+        return kExitError;
+    }
+    if (auto st = check_privileges(k); !st) {
+        fmt::print(stderr, "hotline: {}\n", st.error().message());
+        return kExitError;
+    }
+    auto att = attach_targets(cfg, k, *topo);
+    if (!att) {
+        fmt::print(stderr, "hotline: {}\n", att.error().message());
+        return kExitError;
+    }
+    // Planning parsed kallsyms and BTF (tens of MB, now freed); give the pages back
+    // so a long-lived daemon does not keep them.
+    malloc_trim(0);
+    std::vector<std::string> missing;
+    for (const auto& tp : att->plan.targets) {
+        if (tp.observable())
+            say("{}: {} ({})", tp.target, to_string(tp.mechanism), tp.attach);
+        else {
+            say("{}: not attached: {}", tp.target, tp.unavailable_reason);
+            missing.push_back(tp.target);
+        }
+    }
+    if (cfg.strict && !missing.empty()) {
+        fmt::print(stderr, "hotline: --strict: {} could not be attached (see above); nothing is left attached\n",
+                   fmt::join(missing, ", "));
+        return kExitError;
+    }
+    if (a.check_config) {
+        fmt::print("{}: configuration is valid and all {} targets attach\n", cfg.source, att->plan.targets.size());
+        return kExitOk;
+    }
+    if (!att->plan.any_observable())
+        say("warning: no target could be attached; serving hotline_probe_attached 0 for each");
+
+    // --- signals are waited for on one thread; SIGPIPE never kills us
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+
+    // --- HTTP
+    daemon::HttpLimits lim;
+    lim.workers = cfg.max_concurrent;
+    lim.queued = cfg.max_queued;
+    lim.read_timeout = cfg.read_timeout;
+    lim.write_timeout = cfg.write_timeout;
+    lim.keep_alive_timeout = cfg.keep_alive_timeout;
+    lim.max_request_bytes = cfg.max_request_bytes;
+    daemon::HttpRejections rejections;
+    std::atomic<std::uint64_t> read_errors{0}, series_dropped{0};
+
+    // Run statistics need BPF_ENABLE_STATS (CAP_SYS_ADMIN) or the sysctl; say which.
+    int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+    bool run_stats = stats_fd >= 0;
+    if (!run_stats) {
+        std::ifstream sysctl("/proc/sys/kernel/bpf_stats_enabled");
+        int on = 0;
+        run_stats = (sysctl >> on) && on == 1;
+    }
+    if (!run_stats)
+        say("BPF run statistics are off (needs CAP_SYS_ADMIN or kernel.bpf_stats_enabled=1): "
+            "hotline_probe_run_seconds_total and hotline_probe_runs_total stay 0");
+    ExporterInfo info;
+    info.run_stats = run_stats;
+    info.version = HOTLINE_VERSION;
+    info.kernel = k;
+    info.topo = *topo;
+    info.plan = att->plan;
+    PromOptions popts;
+    popts.per_cpu = cfg.per_cpu;
+    popts.max_series = cfg.max_series;
+    const std::string plan_json = to_json(att->plan).dump(2) + "\n";
+
+    daemon::GuardedServer svr(lim, rejections, tls.get());
+    if (cfg.auth()) svr.require_basic_auth(cfg.auth_username, cfg.auth_password_sha256);
+    svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        res.status = 500;
+        res.set_content("500 Internal Server Error\n", "text/plain; charset=utf-8");
+    });
+    svr.Get("/metrics", [&](const httplib::Request& req, httplib::Response& res) {
+        PromOptions o = popts;
+        o.format = negotiate_exposition(req.get_header_value("Accept"));
+        Snapshot snap = read_all(*att, read_errors);
+        ExporterCounters c;
+        c.series_dropped = series_dropped.load();
+        c.read_errors = read_errors.load();
+        c.http_rejected = rejections.snapshot();
+        if (auto ps = read_process_stats()) c.process = *ps;
+        std::ostringstream os;
+        PromStats st = render_prometheus(os, snap, info, c, o);
+        series_dropped += st.dropped;
+        res.set_content(os.str(), std::string(content_type(o.format)));
+    });
+    svr.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content("ok\n", "text/plain; charset=utf-8");
+    });
+    svr.Get("/plan", [&](const httplib::Request&, httplib::Response& res) {
+        res.set_content(plan_json, "application/json");
+    });
+    svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content("hotline exporter\n\n/metrics  Prometheus metrics\n/plan     attach plan (JSON)\n"
+                        "/healthz  liveness\n",
+                        "text/plain; charset=utf-8");
+    });
+
+    int port = cfg.listen.port;
+    errno = 0;
+    bool bound = port == 0 ? (port = svr.bind_to_any_port(cfg.listen.host)) > 0
+                           : svr.bind_to_port(cfg.listen.host, port);
+    if (!bound) {
+        int e = errno;
+        fmt::print(stderr, "hotline: cannot listen on {}{}{}; is another exporter using the port?\n",
+                   cfg.listen.to_string(), e ? ": " : "", e ? std::strerror(e) : "");
+        return kExitError;
+    }
+    svr.raise_backlog(256);
+    ListenAddress bound_at{cfg.listen.host, port};
+    say("listening on {}://{}/metrics ({} of {} targets attached)", cfg.tls() ? "https" : "http",
+        bound_at.to_string(), att->plan.targets.size() - missing.size(), att->plan.targets.size());
+    notify_systemd(fmt::format("READY=1\nSTATUS=serving metrics on {}", bound_at.to_string()));
+
+    std::atomic<bool> listening_done{false};
+    std::atomic<bool> stop_requested{false};
+    std::thread waiter([&] {
+        timespec tick{0, 200'000'000};
+        while (!listening_done) {
+            if (stop_requested) {
+                svr.stop();  // repeated: a stop before listen() starts would be lost
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                continue;
+            }
+            siginfo_t si{};
+            int s = sigtimedwait(&sigs, &si, &tick);
+            if (s == SIGHUP) {
+                say("SIGHUP ignored: serve has no reload; restart it to apply a new configuration");
+            } else if (s == SIGTERM || s == SIGINT) {
+                say("{} received: stopping", s == SIGTERM ? "SIGTERM" : "SIGINT");
+                notify_systemd("STOPPING=1");
+                stop_requested = true;
+            }
+        }
+    });
+    bool served = svr.listen_after_bind();
+    listening_done = true;
+    waiter.join();
+    if (!served && !stop_requested) {
+        say("the HTTP server stopped unexpectedly");
+        return kExitError;
+    }
+    att->sessions.clear();
+    if (stats_fd >= 0) close(stats_fd);
+    say("stopped; every probe is detached");
+    return kExitOk;
+}
+
+}  // namespace hotline::cli

@@ -1,0 +1,182 @@
+// `hotline serve` configuration: defaults, a full file, errors that name their
+// line, listen addresses, and basic-auth checking.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "hotline/serve_config.hpp"
+
+using namespace hotline;
+
+TEST(ServeConfig, EmptyFileMeansDefaults) {
+    auto c = parse_serve_config("", "serve.toml");
+    ASSERT_TRUE(c.ok()) << c.error().message();
+    EXPECT_EQ(c->listen.to_string(), "127.0.0.1:9464");
+    EXPECT_TRUE(c->targets.empty());
+    EXPECT_FALSE(c->per_cpu);
+    EXPECT_FALSE(c->tls());
+    EXPECT_FALSE(c->auth());
+    EXPECT_EQ(c->max_series, 10000u);
+}
+
+TEST(ServeConfig, FullFile) {
+    std::string cert = testing::TempDir() + "/hl_cert.pem";
+    std::string key = testing::TempDir() + "/hl_key.pem";
+    std::ofstream(cert) << "x";
+    std::ofstream(key) << "x";
+    std::string text = R"(
+listen = "[::1]:9500"
+strict = true
+targets = ["dst_release"]
+
+[[target]]
+name = "queue_work_on"
+mechanism = "tracepoint"
+
+[[target]]
+name = "ipv4_dst_check"
+mechanism = "auto"
+
+[probe]
+latency = false
+handoffs = false
+sample_freq = 99
+handoff_sample = 16
+
+[metrics]
+per_cpu = true
+max_series = 500
+
+[http]
+max_concurrent = 2
+max_queued = 0
+read_timeout = "250ms"
+write_timeout = 3
+keep_alive_timeout = "0s"
+max_request_bytes = 4096
+
+[tls]
+cert = ")" + cert + R"("
+key = ")" + key + R"("
+
+[basic_auth]
+username = "prom"
+password_sha256 = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b"
+)";
+    auto c = parse_serve_config(text, "serve.toml");
+    ASSERT_TRUE(c.ok()) << c.error().message();
+    EXPECT_EQ(c->listen.host, "::1");
+    EXPECT_EQ(c->listen.port, 9500);
+    EXPECT_TRUE(c->strict);
+    ASSERT_EQ(c->targets.size(), 3u);
+    EXPECT_EQ(c->targets[0].name, "dst_release");
+    EXPECT_FALSE(c->targets[0].mechanism.has_value());
+    EXPECT_EQ(c->targets[0].line, 4);
+    EXPECT_EQ(c->targets[1].name, "queue_work_on");
+    EXPECT_EQ(c->targets[1].mechanism, Mechanism::kTracepoint);
+    EXPECT_FALSE(c->targets[2].mechanism.has_value());
+    EXPECT_FALSE(c->latency);
+    EXPECT_FALSE(c->handoffs);
+    EXPECT_EQ(c->sample_freq, 99);
+    EXPECT_EQ(c->handoff_sample, 16);
+    EXPECT_TRUE(c->per_cpu);
+    EXPECT_EQ(c->max_series, 500u);
+    EXPECT_EQ(c->max_concurrent, 2);
+    EXPECT_EQ(c->max_queued, 0);
+    EXPECT_DOUBLE_EQ(c->read_timeout, 0.25);
+    EXPECT_DOUBLE_EQ(c->write_timeout, 3);
+    EXPECT_DOUBLE_EQ(c->keep_alive_timeout, 0);
+    EXPECT_EQ(c->max_request_bytes, 4096u);
+    EXPECT_TRUE(c->tls());
+    EXPECT_EQ(c->auth_username, "prom");
+}
+
+struct BadConfig {
+    const char* name;
+    const char* text;
+    int line;
+    const char* says;
+};
+
+class ServeConfigErrors : public testing::TestWithParam<BadConfig> {};
+
+TEST_P(ServeConfigErrors, NameTheLine) {
+    const auto& b = GetParam();
+    auto c = parse_serve_config(b.text, "bad.toml");
+    ASSERT_FALSE(c.ok()) << b.name;
+    std::string msg = c.error().message();
+    EXPECT_NE(msg.find("bad.toml, line " + std::to_string(b.line) + ":"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(b.says), std::string::npos) << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ServeConfigErrors,
+    testing::Values(
+        BadConfig{"syntax", "listen = \"127.0.0.1:9464\"\n[probe\nlatency = true\n", 2, "not valid TOML"},
+        BadConfig{"unknown target", "\n\ntargets = [\"dst_release\",\n  \"dst_relase\"]\n", 4,
+                  "unknown target \"dst_relase\"; valid targets: dst_release"},
+        BadConfig{"unknown target table", "[[target]]\nname = \"queue_work\"\n", 2, "unknown target \"queue_work\""},
+        BadConfig{"duplicate", "targets = [\"dst_release\"]\n[[target]]\nname = \"dst_release\"\n", 3,
+                  "already configured on line 1"},
+        BadConfig{"unknown key", "listen = \"127.0.0.1:1\"\nlisen = 3\n", 2, "unknown key \"lisen\""},
+        BadConfig{"unknown key in table", "[http]\nmax_concurent = 3\n", 2, "known keys: max_concurrent"},
+        BadConfig{"bad mechanism", "[[target]]\nname = \"dst_release\"\nmechanism = \"uprobe\"\n", 3,
+                  "unknown mechanism \"uprobe\""},
+        BadConfig{"listen without port", "# comment\nlisten = \"127.0.0.1\"\n", 2, "has no port"},
+        BadConfig{"listen bad port", "listen = \"127.0.0.1:99999\"\n", 1, "bad port"},
+        BadConfig{"wrong type", "[metrics]\nper_cpu = \"yes\"\n", 2, "metrics.per_cpu must be true or false"},
+        BadConfig{"zero series", "[metrics]\nmax_series = 0\n", 2, "out of range"},
+        BadConfig{"bad duration", "[http]\nread_timeout = \"5 parsecs\"\n", 2, "bad duration"},
+        BadConfig{"handoff sample", "[probe]\nhandoff_sample = 0\n", 2, "probe.handoff_sample"},
+        BadConfig{"tls half", "\n[tls]\ncert = \"/etc/hostname\"\n", 2, "needs both cert and key"},
+        BadConfig{"tls missing file", "[tls]\ncert = \"/nonexistent/cert.pem\"\nkey = \"/etc/hostname\"\n", 2,
+                  "cannot be read"},
+        BadConfig{"auth bad hash", "[basic_auth]\nusername = \"u\"\npassword_sha256 = \"secret\"\n", 3,
+                  "64 lower-case hex"},
+        BadConfig{"target not table", "target = \"dst_release\"\n", 1, "[[target]] tables"},
+        BadConfig{"target without name", "\n[[target]]\nmechanism = \"kprobe\"\n", 2, "needs name"}));
+
+TEST(ServeConfig, ReportsEveryErrorNotJustTheFirst) {
+    auto c = parse_serve_config("targets = [\"nope\"]\n[metrics]\nmax_series = -1\n", "x.toml");
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().message().find("x.toml, line 1:"), std::string::npos);
+    EXPECT_NE(c.error().message().find("x.toml, line 3:"), std::string::npos);
+}
+
+TEST(ServeConfig, MissingFileSaysSo) {
+    auto c = load_serve_config("/nonexistent/serve.toml");
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().message().find("/nonexistent/serve.toml"), std::string::npos);
+}
+
+TEST(ListenAddress, Parses) {
+    auto a = parse_listen_address("127.0.0.1:9464");
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->host, "127.0.0.1");
+    EXPECT_EQ(a->port, 9464);
+    auto b = parse_listen_address("[::1]:0");
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(b->host, "::1");
+    EXPECT_EQ(b->port, 0);
+    EXPECT_EQ(b->to_string(), "[::1]:0");
+    EXPECT_TRUE(parse_listen_address("localhost:80").ok());
+    EXPECT_FALSE(parse_listen_address(":9464").ok());
+    EXPECT_FALSE(parse_listen_address("::1:9464").ok());
+    EXPECT_FALSE(parse_listen_address("[::1]9464").ok());
+    EXPECT_FALSE(parse_listen_address("host:-1").ok());
+    EXPECT_FALSE(parse_listen_address("host:12x").ok());
+}
+
+TEST(BasicAuth, ChecksUserAndPasswordDigest) {
+    const std::string hash = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b";
+    EXPECT_EQ(sha256_hex("secret"), hash);
+    EXPECT_TRUE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", "prom", hash));  // prom:secret
+    EXPECT_TRUE(check_basic_auth("basic cHJvbTpzZWNyZXQ=", "prom", hash));
+    EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", "other", hash));
+    EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXR4", "prom", hash));  // prom:secretx
+    EXPECT_FALSE(check_basic_auth("Basic cHJvbXNlY3JldA==", "prom", hash));  // no colon
+    EXPECT_FALSE(check_basic_auth("Bearer cHJvbTpzZWNyZXQ=", "prom", hash));
+    EXPECT_FALSE(check_basic_auth("Basic !!!!", "prom", hash));
+    EXPECT_FALSE(check_basic_auth("Basic abc", "prom", hash));
+    EXPECT_FALSE(check_basic_auth("", "prom", hash));
+}
