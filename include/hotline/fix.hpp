@@ -4,7 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -179,5 +181,11 @@ struct ChangePlan {
 // written) netns-scoped changes without a namespace and global changes without
 // allow_global, saying which flag to add.
 Result<ChangePlan> plan_changes(const FixDef& fix, const ApplyTarget& target);
+
+// Renderers for `hotline fixes` and for embedding in verdicts and recordings.
+nlohmann::json to_json(const FixDef& f);
+nlohmann::json to_json(const Applicability& a);
+void render_fix_list_text(std::ostream& os, const FixCatalog& cat, const KernelFacts* facts);
+void render_fix_text(std::ostream& os, const FixDef& f, const Applicability* here);
 
 }  // namespace hotline

@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace hotline::cli {
 
 inline constexpr int kExitOk = 0;
@@ -38,6 +42,25 @@ struct RecordArgs {
     bool no_workq = false;
     std::vector<std::string> command;
 };
+
+// `hotline fixes list|show|apply` and `hotline restore` (src/cli/fixes.cpp).
+struct FixesCli {
+    CLI::App* fixes = nullptr;
+    CLI::App* list = nullptr;
+    CLI::App* show = nullptr;
+    CLI::App* apply = nullptr;
+    CLI::App* restore = nullptr;
+    std::string fixes_dir;
+    bool json = false;
+    std::string name;
+    std::vector<std::string> netns;
+    bool allow_global = false;
+    std::string journal_dir = "/var/lib/hotline";
+    std::string duration;
+    bool selected() const;
+};
+void add_fixes_commands(CLI::App& app, FixesCli& f);
+int run_fixes(const FixesCli& f);
 
 int run_probe(const ProbeArgs& a);
 int run_record(const RecordArgs& a);

@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
     r->add_option("command", rec.command, "Command to run while recording (after --)");
     r->positionals_at_end();
 
+    hotline::cli::FixesCli fixes;
+    hotline::cli::add_fixes_commands(app, fixes);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -49,5 +52,6 @@ int main(int argc, char** argv) {
     }
     if (*p) return hotline::cli::run_probe(probe);
     if (*r) return hotline::cli::run_record(rec);
+    if (fixes.selected()) return hotline::cli::run_fixes(fixes);
     return hotline::cli::kExitUsage;
 }
