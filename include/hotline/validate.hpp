@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hotline/metrics.hpp"
 #include "hotline/stats.hpp"
 
 namespace hotline {
@@ -64,6 +65,21 @@ struct Trial {
     TrialMetrics metrics;
     std::string note;  // e.g. the recording file of this trial
 };
+
+// What a scenario run reports for one trial, in the units the metric names use.
+struct ScenarioNumbers {
+    double ops = 0;          // operations: messages (dst-refcount), connections (tcp-crr), requests (irq-lat)
+    double seconds = 0;      // wall time of the measured part
+    double cpu_seconds = 0;  // CPU time of the scenario's threads (all sides)
+    std::map<std::string, double> extra;  // e.g. latency_p50_us; becomes scenario.<key>
+};
+
+// Builds one trial's metrics from the collector's interval and the scenario's
+// numbers: scenario.ops_per_s, scenario.cpu_us_per_op, scenario.<extra>, and per
+// target calls.<t>.per_op (exact mechanisms), proxy.<t>.per_op (partial proxies),
+// share.<t> (sampling), latency.<t>.mean_ns (when timed).  Handoff and layout
+// metrics are added by their producers under the names in docs/validate-design.md.
+TrialMetrics trial_metrics(const Interval& iv, const ScenarioNumbers& s);
 
 struct ValidateOptions {
     int min_each = 5;   // trials per arm before any stop

@@ -424,11 +424,10 @@ TEST(Journal, AVanishedOrReplacedNamespaceIsNotTouched) {
         KnobWrite w = write_of("net.ipv4.ip_early_demux", "0", Scope::kNetns);
         w.netns = NetnsRef{"hl-a", 0};
         ASSERT_TRUE((*j)->apply(w));
+        // A hard link keeps the old inode alive, so a recreated name cannot reuse it.
+        std::filesystem::create_hard_link(f.d / "netns/hl-a", f.d / "old-hl-a");
         std::filesystem::remove(f.d / "netns/hl-a");
-        if (recreate) {
-            f.d.write("netns/other", "");  // keeps the old inode from being reused at once
-            f.d.write("netns/hl-a", "");
-        }
+        if (recreate) f.d.write("netns/hl-a", "");
         auto rep = (*j)->restore();
         ASSERT_EQ(rep.items.size(), 1u);
         EXPECT_EQ(rep.items[0].status, RestoreStatus::kGone);

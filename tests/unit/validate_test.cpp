@@ -406,3 +406,40 @@ TEST(Render, TextShowsTheTableAndUndecidedReasons) {
     EXPECT_NE(s.find("m.x down >= 50%"), std::string::npos);
     EXPECT_NE(s.find("not measured: m.gone missing"), std::string::npos) << s;
 }
+
+TEST(TrialMetrics, NamesFollowTheCatalogVocabulary) {
+    Interval iv;
+    iv.t_start = 0;
+    iv.t_end = 2;
+    TargetCounters exact;
+    exact.target = "dst_release";
+    exact.fidelity = Fidelity::kExact;
+    exact.calls = {300, 100};
+    exact.has_latency = true;
+    exact.lat_count = 400;
+    exact.lat_sum_ns = 40000;
+    TargetCounters sampled;
+    sampled.target = "ipv4_dst_check";
+    sampled.fidelity = Fidelity::kSampled;
+    sampled.calls = {2, 6};
+    TargetCounters proxy;
+    proxy.target = "queue_work_on";
+    proxy.fidelity = Fidelity::kPartial;
+    proxy.calls = {50, 0};
+    iv.d.targets = {exact, sampled, proxy};
+    iv.d.samples_total = {100, 300};
+    ScenarioNumbers s;
+    s.ops = 200;
+    s.seconds = 2;
+    s.cpu_seconds = 0.5;
+    s.extra["latency_p50_us"] = 12.5;
+    auto m = trial_metrics(iv, s);
+    EXPECT_DOUBLE_EQ(m.at("scenario.ops_per_s"), 100);
+    EXPECT_DOUBLE_EQ(m.at("scenario.cpu_us_per_op"), 2500);
+    EXPECT_DOUBLE_EQ(m.at("scenario.latency_p50_us"), 12.5);
+    EXPECT_DOUBLE_EQ(m.at("calls.dst_release.per_op"), 2);
+    EXPECT_DOUBLE_EQ(m.at("latency.dst_release.mean_ns"), 100);
+    EXPECT_DOUBLE_EQ(m.at("share.ipv4_dst_check"), 0.02);
+    EXPECT_DOUBLE_EQ(m.at("proxy.queue_work_on.per_op"), 0.25);
+    EXPECT_EQ(m.count("calls.ipv4_dst_check.per_op"), 0u);  // a sampled function has no exact count
+}
