@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hotline/layout.hpp"
 #include "hotline/metrics.hpp"
 #include "hotline/stats.hpp"
 
@@ -75,11 +76,20 @@ struct ScenarioNumbers {
 };
 
 // Builds one trial's metrics from the collector's interval and the scenario's
-// numbers: scenario.ops_per_s, scenario.cpu_us_per_op, scenario.<extra>, and per
+// numbers: scenario.ops_per_s, scenario.cpu_us_per_op, scenario.<extra>; per
 // target calls.<t>.per_op (exact mechanisms), proxy.<t>.per_op (partial proxies),
-// share.<t> (sampling), latency.<t>.mean_ns (when timed).  Handoff and layout
-// metrics are added by their producers under the names in docs/validate-design.md.
+// share.<t> (sampling), latency.<t>.mean_ns (when timed),
+// handoff.<t>.cross_node_per_op and .cross_cpu_per_op (any other CPU, scaled
+// by the object sampling rate); work.<func>.queued_per_irq from the workqueue
+// attribution.  Names: docs/validate-design.md.
 TrialMetrics trial_metrics(const Interval& iv, const ScenarioNumbers& s);
+
+// Read-mostly fields on the refcount's cache line, the fact the 6.4 dst fix
+// changed: layout.<type>.read_fields_on_refcnt_line (dst_entry: obsolete,
+// lwtstate, rt_genid; __use and lastuse are written with the refcount, so they
+// are true sharing and not counted) and layout.<type>.fields_on_hot_line (all
+// watched fields on the line).
+void add_layout_metrics(TrialMetrics& m, const LineLayout& l);
 
 struct ValidateOptions {
     int min_each = 5;   // trials per arm before any stop

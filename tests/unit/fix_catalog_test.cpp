@@ -326,3 +326,32 @@ TEST(FixRender, ShowAndListMentionApplicability) {
     EXPECT_EQ(j["criteria"].size(), 4u);
     EXPECT_EQ(to_json(a)["applicable"], false);
 }
+
+TEST(FixDiff, DstFalseSharingPassesOnTheLayoutAndReportsTheRest) {
+    // The `hotline diff` path: 6.1 recording vs 6.12 recording, built-in criteria.
+    FixCatalog cat = builtin();
+    const FixDef& f = *cat.find("dst-refcnt-false-sharing");
+    LineLayout v61;
+    v61.type = "dst_entry";
+    v61.flagged = {"lwtstate", "rt_genid", "__use", "lastuse"};
+    LineLayout v612 = v61;
+    v612.flagged = {"__use", "lastuse"};
+    std::vector<Trial> trials;
+    for (int i = 0; i < 3; ++i) {
+        Trial a{Arm::kBaseline, {{"latency.dst_release.mean_ns", 120.0 + i}}, "6.1.json"};
+        Trial b{Arm::kCandidate, {{"latency.dst_release.mean_ns", 118.0 - i}}, "6.12.json"};
+        add_layout_metrics(a.metrics, v61);
+        add_layout_metrics(b.metrics, v612);
+        trials.push_back(a);
+        trials.push_back(b);
+    }
+    ValidateOptions o;
+    o.min_each = 3;
+    auto r = evaluate(f.name, f.criteria, trials, o);
+    EXPECT_EQ(r.overall, Verdict::kPass) << r.reason;
+    ASSERT_EQ(r.criteria[0].criterion.kind, CriterionKind::kExpect);
+    EXPECT_EQ(r.criteria[0].verdict, Verdict::kPass);
+    for (std::size_t i = 1; i < r.criteria.size(); ++i) EXPECT_EQ(r.criteria[i].verdict, Verdict::kInfo);
+    // The per-call latency is reported beside it, whatever it shows.
+    EXPECT_TRUE(r.criteria[1].ratio.has_value());
+}

@@ -303,7 +303,7 @@ TEST(Verdict, ReportCriteriaNeverDecide) {
 }
 
 TEST(Verdict, ExactMetricDecidesWithOneTrialPerArm) {
-    Criterion c = expect_down("layout.dst_entry.refcnt_line_hot_fields", 1.0);
+    Criterion c = expect_down("layout.dst_entry.read_fields_on_refcnt_line", 1.0);
     c.exact = true;
     auto r = evaluate("dst-refcnt-false-sharing", {c}, abab({2}, {0}, c.metrics[0]), {});
     EXPECT_EQ(r.criteria[0].verdict, Verdict::kPass) << r.criteria[0].reason;
@@ -442,4 +442,46 @@ TEST(TrialMetrics, NamesFollowTheCatalogVocabulary) {
     EXPECT_DOUBLE_EQ(m.at("share.ipv4_dst_check"), 0.02);
     EXPECT_DOUBLE_EQ(m.at("proxy.queue_work_on.per_op"), 0.25);
     EXPECT_EQ(m.count("calls.ipv4_dst_check.per_op"), 0u);  // a sampled function has no exact count
+}
+
+TEST(TrialMetrics, HandoffsAndWorkItems) {
+    Interval iv;
+    TargetCounters t;
+    t.target = "dst_release";
+    t.fidelity = Fidelity::kExact;
+    t.calls = {10, 10};
+    t.has_handoffs = true;
+    t.handoffs.cross_cpu = {3, 1};
+    t.handoffs.cross_node = {2, 2};
+    t.handoffs.sample = 2;
+    iv.d.targets = {t};
+    iv.d.has_workq = true;
+    iv.d.workq.irqs = {600, 400};
+    iv.d.workq.funcs["mix_interrupt_randomness"] = 16;
+    ScenarioNumbers s;
+    s.ops = 4;
+    s.seconds = 1;
+    auto m = trial_metrics(iv, s);
+    EXPECT_DOUBLE_EQ(m.at("handoff.dst_release.cross_node_per_op"), 4.0 * 2 / 4);
+    EXPECT_DOUBLE_EQ(m.at("handoff.dst_release.cross_cpu_per_op"), 8.0 * 2 / 4);
+    EXPECT_DOUBLE_EQ(m.at("work.mix_interrupt_randomness.queued_per_irq"), 0.016);
+}
+
+TEST(TrialMetrics, LayoutCountsOnlyReadMostlyFieldsOnTheRefcountLine) {
+    // The watched-field verdicts object_layout() gives for the two dst layouts
+    // in kernel-facts.md: 6.1 and 6.12.
+    LineLayout v61;
+    v61.type = "dst_entry";
+    v61.flagged = {"lwtstate", "rt_genid", "__use", "lastuse"};
+    v61.clear = {"obsolete"};
+    LineLayout v612 = v61;
+    v612.flagged = {"__use", "lastuse"};
+    v612.clear = {"obsolete", "lwtstate", "rt_genid"};
+    TrialMetrics a, b;
+    add_layout_metrics(a, v61);
+    add_layout_metrics(b, v612);
+    EXPECT_DOUBLE_EQ(a.at("layout.dst_entry.read_fields_on_refcnt_line"), 2);
+    EXPECT_DOUBLE_EQ(b.at("layout.dst_entry.read_fields_on_refcnt_line"), 0);
+    EXPECT_DOUBLE_EQ(a.at("layout.dst_entry.fields_on_hot_line"), 4);
+    EXPECT_DOUBLE_EQ(b.at("layout.dst_entry.fields_on_hot_line"), 2);
 }
