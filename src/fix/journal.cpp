@@ -439,8 +439,13 @@ Result<ApplyResult> Journal::apply(const KnobWrite& w) {
         return res;
     };
     if (w.netns) {
+        // A missing namespace is the caller's mistake, not the kernel refusing the knob.
         auto id = io_.netns_identity(*w.netns);
-        if (!id) return could_not(id.error(), "");
+        if (!id) {
+            Error e = id.error();
+            e.hint = "create it first (ip netns add NAME) or name one that exists";
+            return e;
+        }
         e.nsid = *id;
     }
     auto old = io_.read(w.kind, *rel, w.netns);

@@ -463,3 +463,16 @@ TEST(ShutdownSignals, ASecondSignalDoesNotInterruptTheRestore) {
     EXPECT_EQ(WEXITSTATUS(st), 0);
     EXPECT_EQ(f.val("net/ipv4/ip_early_demux"), "1");
 }
+
+TEST(Journal, AMissingNamespaceIsAnErrorNotCouldNotApply) {
+    Fixture f;
+    FixtureNsIo io(f.d, f.roots);
+    auto j = Journal::open(f.opts, io);
+    ASSERT_TRUE(j);
+    KnobWrite w = write_of("net.ipv4.ip_early_demux", "0", Scope::kNetns);
+    w.netns = NetnsRef{"hl-missing", 0};
+    auto r = (*j)->apply(w);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find("netns hl-missing"), std::string::npos) << r.error().message();
+    EXPECT_FALSE(f.journal_exists());
+}
