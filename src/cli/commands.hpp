@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace hotline::cli {
 
 inline constexpr int kExitOk = 0;
@@ -76,6 +80,25 @@ struct ServeArgs {
     bool check_config = false;
     bool strict = false;
 };
+
+// `hotline fixes list|show|apply` and `hotline restore` (src/cli/fixes.cpp).
+struct FixesCli {
+    CLI::App* fixes = nullptr;
+    CLI::App* list = nullptr;
+    CLI::App* show = nullptr;
+    CLI::App* apply = nullptr;
+    CLI::App* restore = nullptr;
+    std::string fixes_dir;
+    bool json = false;
+    std::string name;
+    std::vector<std::string> netns;
+    bool allow_global = false;
+    std::string journal_dir = "/var/lib/hotline";
+    std::string duration;
+    bool selected() const;
+};
+void add_fixes_commands(CLI::App& app, FixesCli& f);
+int run_fixes(const FixesCli& f);
 
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);

@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
     sv->add_option("-l,--listen", serve.listen, "ADDRESS:PORT to serve on (default 127.0.0.1:9464)");
     sv->add_flag("--check-config", serve.check_config, "Validate the configuration and exit (with --strict: also attach every target)");
     sv->add_flag("--strict", serve.strict, "Fail when any configured target cannot be attached");
+    hotline::cli::FixesCli fixes;
+    hotline::cli::add_fixes_commands(app, fixes);
 
     try {
         app.parse(argc, argv);
@@ -86,5 +88,6 @@ int main(int argc, char** argv) {
     if (*sl) return hotline::cli::run_scenario_list(scen_list_json);
     if (*sr) return hotline::cli::run_scenario_run(scen);
     if (*sv) return hotline::cli::run_serve(serve);
+    if (fixes.selected()) return hotline::cli::run_fixes(fixes);
     return hotline::cli::kExitUsage;
 }

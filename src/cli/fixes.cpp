@@ -1,0 +1,210 @@
+// `hotline fixes list|show|apply` and `hotline restore`: thin front ends over
+// the fix catalog and the journal.  `apply` exists for testing and manual use;
+// the validator drives the same library calls.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "hotline/fix.hpp"
+#include "hotline/journal.hpp"
+#include "hotline/util.hpp"
+
+namespace hotline::cli {
+
+namespace {
+
+constexpr int kExitNotApplicable = 3;
+
+int fail(const Error& e, int rc = kExitError) {
+    fmt::print(stderr, "hotline: {}\n", e.message());
+    return rc;
+}
+
+struct HostFacts {
+    std::optional<KernelBtf> btf;
+    std::optional<Kallsyms> kallsyms;
+    std::unique_ptr<LiveKernelFacts> facts;
+};
+
+HostFacts host_facts() {
+    HostFacts h;
+    if (auto b = KernelBtf::load(); b) h.btf.emplace(std::move(*b));
+    if (auto k = Kallsyms::load(); k) h.kallsyms.emplace(std::move(*k));
+    int nodes = 1;
+    if (auto t = read_topology(); t) nodes = int(t->nodes.size());
+    h.facts = std::make_unique<LiveKernelFacts>(KnobRoots{}, h.btf ? &*h.btf : nullptr,
+                                                h.kallsyms ? &*h.kallsyms : nullptr, nodes);
+    return h;
+}
+
+std::string command_line() {
+    std::string s;
+    if (FILE* f = fopen("/proc/self/cmdline", "r")) {
+        int c;
+        while ((c = fgetc(f)) != EOF) s += c ? char(c) : ' ';
+        fclose(f);
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+
+void print_report(const RestoreReport& r, const char* prefix) {
+    for (auto& l : r.lines()) fmt::print(stderr, "hotline: {}{}\n", prefix, l);
+}
+
+int run_apply(const FixesCli& a, const FixCatalog& cat) {
+    const FixDef* fix = cat.find(a.name);
+    if (!fix) return fail(make_error("unknown fix \"" + a.name + "\"", EINVAL, "known fixes: " + cat.names()), kExitUsage);
+    double duration = 0;
+    if (!a.duration.empty()) {
+        auto d = parse_duration(a.duration);
+        if (!d) return fail(d.error(), kExitUsage);
+        duration = *d;
+    }
+    ApplyTarget target;
+    target.allow_global = a.allow_global;
+    for (auto& n : a.netns) {
+        auto ns = parse_netns(n);
+        if (!ns) return fail(ns.error(), kExitUsage);
+        target.netns.push_back(*ns);
+    }
+    HostFacts hf = host_facts();
+    Applicability app = check_applicability(*fix, *hf.facts);
+    if (!app.applicable) {
+        fmt::print(stderr, "hotline: {} is NOT APPLICABLE here: {}\n", fix->name, app.reason_line());
+        return kExitNotApplicable;
+    }
+    if (auto t = read_topology(); t && !t->nodes.empty()) target.node_cpus = t->cpus_of(t->nodes.front());
+    auto plan = plan_changes(*fix, target);
+    if (!plan) return fail(plan.error(), kExitUsage);
+    for (auto& n : plan->notes) fmt::print(stderr, "hotline: {}\n", n);
+    if (plan->placement)
+        fmt::print(stderr, "hotline: placement is for the scenario to honour, not a system change: {}\n",
+                   plan->placement->note);
+
+    // Signals first (so the netns helper threads inherit the mask), then the journal.
+    ShutdownSignals signals;
+    FsKnobIo io;
+    JournalOptions jo;
+    jo.dir = a.journal_dir;
+    jo.allow_global = a.allow_global;
+    jo.owner = command_line();
+    auto journal = Journal::open(jo, io);
+    if (!journal) return fail(journal.error());
+    print_report((*journal)->recovered(), "previous run: ");
+
+    bool could_not = false;
+    for (auto& w : plan->writes) {
+        auto r = (*journal)->apply(w);
+        if (!r) {
+            fmt::print(stderr, "hotline: {}\n", r.error().message());
+            print_report((*journal)->restore(), "restore: ");
+            return kExitError;
+        }
+        switch (r->status) {
+        case ApplyStatus::kApplied:
+            fmt::print("applied {}: {} -> {}\n", r->knob, r->old_value, r->new_value);
+            break;
+        case ApplyStatus::kAlreadySet:
+            fmt::print("unchanged {}: already {}\n", r->knob, r->old_value);
+            break;
+        case ApplyStatus::kCouldNotApply:
+            fmt::print(stderr, "hotline: could not apply {} = {}: {}\n", r->knob, r->new_value, r->reason);
+            could_not = true;
+            break;
+        }
+        if (could_not) break;
+        if (signals.poll()) break;
+    }
+    if (!could_not && !signals.received()) {
+        fmt::print("{} applied; {}\n", fix->name,
+                   duration > 0 ? fmt::format("restoring in {}s or on SIGINT/SIGTERM/SIGHUP", duration)
+                                : "holding until SIGINT/SIGTERM/SIGHUP");
+        std::cout.flush();
+        if (duration > 0) signals.wait(duration);
+        else
+            while (!signals.wait(3600)) {
+            }
+    }
+    RestoreReport rep = (*journal)->restore();
+    print_report(rep, "restore: ");
+    if (!rep.clean()) return kExitError;
+    if (could_not) return kExitNotApplicable;
+    return kExitOk;
+}
+
+}  // namespace
+
+bool FixesCli::selected() const { return (fixes && *fixes) || (restore && *restore); }
+
+void add_fixes_commands(CLI::App& app, FixesCli& f) {
+    f.fixes = app.add_subcommand("fixes", "The fix catalog: list, show, and apply a fix with journaled restore");
+    f.fixes->require_subcommand(1);
+    f.fixes->add_option("--fixes", f.fixes_dir, "Also load *.toml fix definitions from DIR");
+    f.list = f.fixes->add_subcommand("list", "List the fixes and whether each applies to this kernel");
+    f.list->add_flag("--json", f.json, "Print JSON");
+    f.show = f.fixes->add_subcommand("show", "Show one fix in full, with its applicability here");
+    f.show->add_option("name", f.name, "Fix name")->required();
+    f.show->add_flag("--json", f.json, "Print JSON");
+    f.apply = f.fixes->add_subcommand(
+        "apply", "Apply a fix's knob changes, hold them, and restore on exit (for testing; validate does this per trial)");
+    f.apply->add_option("name", f.name, "Fix name")->required();
+    f.apply->add_option("--netns", f.netns, "Network namespace for netns-scoped knobs (ip netns name or pid:N); repeatable");
+    f.apply->add_flag("--allow-global", f.allow_global, "Permit machine-wide changes");
+    f.apply->add_option("-d,--duration", f.duration, "Restore after this long (default: hold until a signal)");
+    f.apply->add_option("--journal-dir", f.journal_dir, "Journal directory (default /var/lib/hotline)");
+    for (auto* sub : {f.list, f.show, f.apply}) sub->add_option("--fixes", f.fixes_dir, "Also load *.toml fix definitions from DIR");
+    f.restore = app.add_subcommand("restore", "Restore knobs left changed by a run that was killed");
+    f.restore->add_option("--journal-dir", f.journal_dir, "Journal directory (default /var/lib/hotline)");
+}
+
+int run_fixes(const FixesCli& a) {
+    if (a.restore && *a.restore) {
+        FsKnobIo io;
+        JournalOptions jo;
+        jo.dir = a.journal_dir;
+        auto rep = recover(jo, io);
+        if (!rep) return fail(rep.error());
+        if (rep->empty()) fmt::print("nothing to restore\n");
+        for (auto& l : rep->lines()) fmt::print("{}\n", l);
+        return rep->clean() ? kExitOk : kExitError;
+    }
+    auto cat = load_catalog(a.fixes_dir);
+    if (!cat) return fail(cat.error(), kExitUsage);
+    if (*a.list) {
+        HostFacts hf = host_facts();
+        if (a.json) {
+            nlohmann::json j = nlohmann::json::array();
+            for (auto& f : cat->fixes()) {
+                nlohmann::json e = to_json(f);
+                e["here"] = to_json(check_applicability(f, *hf.facts));
+                j.push_back(std::move(e));
+            }
+            std::cout << j.dump(2) << "\n";
+        } else {
+            render_fix_list_text(std::cout, *cat, hf.facts.get());
+        }
+        return kExitOk;
+    }
+    if (*a.show) {
+        const FixDef* f = cat->find(a.name);
+        if (!f) return fail(make_error("unknown fix \"" + a.name + "\"", EINVAL, "known fixes: " + cat->names()), kExitUsage);
+        HostFacts hf = host_facts();
+        Applicability here = check_applicability(*f, *hf.facts);
+        if (a.json) {
+            nlohmann::json j = to_json(*f);
+            j["here"] = to_json(here);
+            std::cout << j.dump(2) << "\n";
+        } else {
+            render_fix_text(std::cout, *f, &here);
+        }
+        return kExitOk;
+    }
+    if (*a.apply) return run_apply(a, *cat);
+    return kExitUsage;
+}
+
+}  // namespace hotline::cli

@@ -1,0 +1,212 @@
+// Whether a fix applies to a kernel (and why not), and the concrete knob writes
+// and placement it asks for in one validation run.
+#include <bpf/btf.h>
+#include <fmt/format.h>
+
+#include "hotline/fix.hpp"
+
+namespace hotline {
+
+bool LiveKernelFacts::knob_exists(const std::string& sysctl) const {
+    auto rel = knob_relpath(KnobKind::kSysctl, sysctl);
+    if (!rel) return false;
+    FsKnobIo io(roots_);
+    return io.read(KnobKind::kSysctl, *rel, std::nullopt).ok();
+}
+
+std::optional<bool> LiveKernelFacts::has_function(const std::string& name) const {
+    if (btf_ && btf_->has_func(name)) return true;
+    if (kallsyms_ && kallsyms_->size() > 0) return kallsyms_->contains(name);
+    if (btf_) return false;
+    return std::nullopt;
+}
+
+std::optional<bool> LiveKernelFacts::has_field(const std::string& type, const std::string& member) const {
+    if (!btf_) return std::nullopt;
+    return btf_->has_member(type, member);
+}
+
+std::optional<std::string> LiveKernelFacts::field_type(const std::string& type, const std::string& member) const {
+    if (!btf_) return std::nullopt;
+    return btf_member_type_name(*btf_, type, member);
+}
+
+std::optional<std::string> btf_member_type_name(const KernelBtf& kb, std::string_view type, std::string_view member) {
+    const struct btf* b = kb.raw();
+    if (!b) return std::nullopt;
+    std::string tn(type);
+    int id = btf__find_by_name_kind(b, tn.c_str(), BTF_KIND_STRUCT);
+    if (id <= 0) return std::nullopt;
+    const struct btf_type* t = btf__type_by_id(b, id);
+    const struct btf_member* m = btf_members(t);
+    for (int i = 0; i < btf_vlen(t); ++i, ++m) {
+        if (member != btf__name_by_offset(b, m->name_off)) continue;
+        __u32 tid = m->type;
+        // Peel typedefs, qualifiers and arrays down to the named type.
+        for (int depth = 0; depth < 32; ++depth) {
+            const struct btf_type* mt = btf__type_by_id(b, tid);
+            if (!mt) return std::nullopt;
+            if (btf_is_typedef(mt) || btf_is_mod(mt)) {
+                tid = mt->type;
+                continue;
+            }
+            if (btf_is_array(mt)) {
+                tid = btf_array(mt)->type;
+                continue;
+            }
+            const char* name = btf__name_by_offset(b, mt->name_off);
+            if (btf_is_ptr(mt)) return std::string("pointer");
+            return std::string(name ? name : "");
+        }
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+std::string Applicability::reason_line() const {
+    std::string s;
+    for (auto& r : reasons) s += (s.empty() ? "" : "; ") + r;
+    return s;
+}
+
+namespace {
+
+CheckOutcome run_check(const Check& c, const KernelFacts& f) {
+    CheckOutcome o;
+    o.check = c;
+    std::optional<bool> found;
+    switch (c.kind) {
+    case CheckKind::kKnob:
+        found = f.knob_exists(c.knob);
+        o.detail = *found ? "sysctl present" : "sysctl absent";
+        break;
+    case CheckKind::kFunction:
+        found = f.has_function(c.function);
+        o.detail = !found ? "cannot tell: no BTF or kallsyms" : (*found ? "function present" : "function absent");
+        break;
+    case CheckKind::kField: {
+        found = f.has_field(c.type, c.member);
+        if (!found) {
+            o.detail = "cannot tell: no kernel BTF";
+        } else if (*found && !c.member_type.empty()) {
+            auto ty = f.field_type(c.type, c.member);
+            found = ty && *ty == c.member_type;
+            o.detail = fmt::format("{}.{} is {}", c.type, c.member, ty ? *ty : "of unknown type");
+        } else {
+            o.detail = *found ? "field present" : "field absent";
+        }
+        break;
+    }
+    case CheckKind::kNumaNodes:
+        found = f.numa_nodes() >= c.min_nodes;
+        o.detail = fmt::format("{} NUMA node{}", f.numa_nodes(), f.numa_nodes() == 1 ? "" : "s");
+        break;
+    }
+    o.known = found.has_value();
+    o.held = found && *found == c.present;
+    return o;
+}
+
+}  // namespace
+
+Applicability check_applicability(const FixDef& fix, const KernelFacts& facts) {
+    Applicability a;
+    a.applicable = true;
+    for (auto& c : fix.checks) {
+        CheckOutcome o = run_check(c, facts);
+        if (!o.held) {
+            a.applicable = false;
+            a.reasons.push_back(o.known ? c.why : fmt::format("cannot check {}: {}", c.describe(), o.detail));
+        }
+        a.checks.push_back(std::move(o));
+    }
+    if (!fix.fixed_when.empty()) {
+        bool all = true, known = true;
+        for (auto& c : fix.fixed_when) {
+            CheckOutcome o = run_check(c, facts);
+            known = known && o.known;
+            all = all && o.held;
+        }
+        if (known) a.carries_fix = all;
+    }
+    if (fix.mode == FixMode::kKernelPair) {
+        a.applicable = false;
+        a.reasons.insert(a.reasons.begin(),
+                         "a kernel change: it is judged between two kernels, not applied to this one (record the "
+                         "scenario on a kernel without and one with the fix, then `hotline diff`)");
+    }
+    return a;
+}
+
+Result<ChangePlan> plan_changes(const FixDef& fix, const ApplyTarget& target) {
+    ChangePlan plan;
+    for (auto& c : fix.changes) {
+        switch (c.kind) {
+        case ChangeKind::kSysctl:
+        case ChangeKind::kSysfs: {
+            KnobKind kk = c.kind == ChangeKind::kSysctl ? KnobKind::kSysctl : KnobKind::kSysfs;
+            if (auto rel = knob_relpath(kk, c.knob); !rel) return rel.error();
+            KnobWrite w;
+            w.kind = kk;
+            w.name = c.knob;
+            w.value = c.value;
+            w.scope = c.scope;
+            w.fix = fix.name;
+            if (c.scope == Scope::kGlobal) {
+                if (!target.allow_global)
+                    return make_error(fmt::format("fix {} changes {} for the whole machine", fix.name, c.knob), EPERM,
+                                      "add --allow-global to permit machine-wide changes");
+                plan.writes.push_back(w);
+            } else if (target.netns.empty()) {
+                if (!target.allow_global)
+                    return make_error(fmt::format("fix {} changes {} per network namespace, and no namespace was given",
+                                                  fix.name, c.knob),
+                                      EPERM,
+                                      "give the scenario's namespace (--netns NAME), or --allow-global to change "
+                                      "the host's own namespace");
+                plan.writes.push_back(w);
+            } else {
+                for (auto& ns : target.netns) {
+                    w.netns = ns;
+                    plan.writes.push_back(w);
+                }
+            }
+            break;
+        }
+        case ChangeKind::kIrqAffinity: {
+            if (target.irqs.empty()) {
+                if (!c.optional)
+                    return make_error(fmt::format("fix {} pins device IRQs, but the scenario has none", fix.name), EINVAL);
+                plan.notes.push_back("IRQ affinity: the scenario's devices have no IRQs (veth); nothing to pin");
+                break;
+            }
+            if (target.node_cpus.empty())
+                return make_error(fmt::format("fix {} needs the CPUs of the node to confine to", fix.name), EINVAL);
+            if (!target.allow_global)
+                return make_error(fmt::format("fix {} changes IRQ affinity, which is machine-wide", fix.name), EPERM,
+                                  "add --allow-global to permit machine-wide changes");
+            for (int irq : target.irqs) {
+                KnobWrite w;
+                w.kind = KnobKind::kIrqAffinity;
+                w.name = std::to_string(irq);
+                w.value = format_cpulist(target.node_cpus);
+                w.scope = Scope::kGlobal;
+                w.fix = fix.name;
+                plan.writes.push_back(w);
+            }
+            break;
+        }
+        case ChangeKind::kCpuPlacement:
+            if (target.node_cpus.empty())
+                return make_error(fmt::format("fix {} confines the scenario to one node, but no node CPUs were given",
+                                              fix.name),
+                                  EINVAL);
+            plan.placement = Placement{target.node_cpus,
+                                       fmt::format("the scenario runs on CPUs {} (one node)", format_cpulist(target.node_cpus))};
+            break;
+        }
+    }
+    return plan;
+}
+
+}  // namespace hotline

@@ -1,0 +1,529 @@
+// Parses fix definitions from TOML (the embedded catalog and `--fixes DIR`),
+// refusing unknown keys, bad values and hostile knob names with file:line.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "hotline/fix.hpp"
+
+namespace hotline {
+
+namespace fs = std::filesystem;
+
+std::string_view to_string(FixMode m) { return m == FixMode::kRuntime ? "runtime" : "kernel-pair"; }
+
+std::string_view to_string(ChangeKind k) {
+    switch (k) {
+    case ChangeKind::kSysctl: return "sysctl";
+    case ChangeKind::kSysfs: return "sysfs";
+    case ChangeKind::kIrqAffinity: return "irq_affinity";
+    case ChangeKind::kCpuPlacement: return "cpu_placement";
+    }
+    return "?";
+}
+
+std::string Check::describe() const {
+    std::string s;
+    switch (kind) {
+    case CheckKind::kKnob: s = "sysctl " + knob; break;
+    case CheckKind::kFunction: s = "function " + function; break;
+    case CheckKind::kField:
+        s = "field " + type + "." + member;
+        if (!member_type.empty()) s += " of type " + member_type;
+        break;
+    case CheckKind::kNumaNodes: return fmt::format("at least {} NUMA nodes", min_nodes);
+    }
+    return s + (present ? " exists" : " is absent");
+}
+
+std::string Change::describe() const {
+    switch (kind) {
+    case ChangeKind::kSysctl: return fmt::format("sysctl {}={} ({})", knob, value, to_string(scope));
+    case ChangeKind::kSysfs: return fmt::format("sysfs {}={} ({})", knob, value, to_string(scope));
+    case ChangeKind::kIrqAffinity:
+        return fmt::format("IRQ affinity of the scenario's devices: {} ({}{})", value, to_string(scope),
+                           optional ? ", where any" : "");
+    case ChangeKind::kCpuPlacement: return fmt::format("CPU placement of the scenario: {}", value);
+    }
+    return "?";
+}
+
+namespace {
+
+class Parser {
+public:
+    explicit Parser(std::string source) : source_(std::move(source)) {}
+
+    Result<std::vector<FixDef>> run(std::string_view text);
+
+private:
+    std::string source_;
+
+    std::string where(const toml::source_region& r) const {
+        return fmt::format("{}:{}", source_, r.begin.line);
+    }
+    Error err(const toml::node& n, const std::string& msg, const std::string& hint = {}) const {
+        return make_error(where(n.source()) + ": " + msg, EINVAL, hint);
+    }
+    Error err(const toml::key& k, const std::string& msg, const std::string& hint = {}) const {
+        return make_error(where(k.source()) + ": " + msg, EINVAL, hint);
+    }
+
+    // Unknown keys are typos more often than not: refuse them, naming the valid ones.
+    Status only_keys(const toml::table& t, std::initializer_list<std::string_view> allowed,
+                     const std::string& what) const {
+        for (auto&& [k, v] : t) {
+            if (std::find(allowed.begin(), allowed.end(), k.str()) != allowed.end()) continue;
+            std::string list;
+            for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+            return err(k, fmt::format("unknown key \"{}\" in {}", k.str(), what), "valid keys: " + list);
+        }
+        return ok_status();
+    }
+
+    Result<std::string> get_string(const toml::table& t, std::string_view key, bool required,
+                                   const std::string& what) const {
+        const toml::node* n = t.get(key);
+        if (!n) {
+            if (required) return err(t, fmt::format("{} needs \"{}\"", what, key));
+            return std::string();
+        }
+        if (auto s = n->value<std::string>()) return *s;
+        return err(*n, fmt::format("\"{}\" in {} must be a string", key, what));
+    }
+
+    Result<bool> get_bool(const toml::table& t, std::string_view key, bool def, const std::string& what) const {
+        const toml::node* n = t.get(key);
+        if (!n) return def;
+        if (auto b = n->value<bool>()) return *b;
+        return err(*n, fmt::format("\"{}\" in {} must be true or false", key, what));
+    }
+
+    Result<double> get_percent(const toml::node& n, std::string_view key, const std::string& what) const {
+        auto s = n.value<std::string>();
+        std::string hint = "write a percentage such as \"50%\"";
+        if (!s || s->empty() || s->back() != '%')
+            return err(n, fmt::format("\"{}\" in {} must be a percentage string", key, what), hint);
+        std::string num = s->substr(0, s->size() - 1);
+        char* end = nullptr;
+        double v = std::strtod(num.c_str(), &end);
+        if (num.empty() || *end || !std::isfinite(v) || v < 0 || v > 1000)
+            return err(n, fmt::format("\"{}\" in {} is not a percentage: \"{}\"", key, what, *s), hint);
+        return v / 100;
+    }
+
+    Result<std::vector<std::string>> get_metrics(const toml::table& t, const std::string& what) const {
+        const toml::node* n = t.get("metric");
+        if (!n) return err(t, what + " needs \"metric\"", "e.g. metric = \"scenario.ops_per_s\"");
+        std::vector<std::string> out;
+        if (auto s = n->value<std::string>()) {
+            out.push_back(*s);
+        } else if (auto* a = n->as_array()) {
+            for (auto& e : *a) {
+                auto s2 = e.value<std::string>();
+                if (!s2) return err(e, "\"metric\" alternatives must be strings");
+                out.push_back(*s2);
+            }
+        } else {
+            return err(*n, "\"metric\" must be a string or an array of strings");
+        }
+        if (out.empty()) return err(*n, "\"metric\" names no metric");
+        for (auto& m : out) {
+            bool ok = !m.empty() && m.find('.') != std::string::npos;
+            for (char c : m)
+                ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' ||
+                            c == '@' || c == ':');
+            if (!ok)
+                return err(*n, fmt::format("bad metric name \"{}\"", m),
+                           "metric names are dotted words such as handoff.dst_release.cross_node_per_op");
+        }
+        return out;
+    }
+
+    Result<Check> parse_check(const toml::table& t, const std::string& what) const;
+    Result<Change> parse_change(const toml::table& t) const;
+    Result<Criterion> parse_criterion(const toml::table& t, CriterionKind kind) const;
+    Result<FixDef> parse_fix(const toml::table& t) const;
+
+    template <class F>
+    Status each_table(const toml::table& fix, std::string_view key, F&& f) const {
+        const toml::node* n = fix.get(key);
+        if (!n) return ok_status();
+        auto* arr = n->as_array();
+        if (!arr || !arr->is_array_of_tables())
+            return err(*n, fmt::format("\"{}\" must be written as [[fix.{}]] tables", key, key));
+        for (auto& e : *arr)
+            if (auto st = f(*e.as_table()); !st) return st;
+        return ok_status();
+    }
+};
+
+Result<Check> Parser::parse_check(const toml::table& t, const std::string& what) const {
+    if (auto st = only_keys(t, {"knob", "function", "field", "member_type", "numa_nodes", "present", "why"}, what); !st)
+        return st.error();
+    Check c;
+    c.source = where(t.source());
+    int kinds = 0;
+    if (t.contains("knob")) {
+        ++kinds;
+        c.kind = CheckKind::kKnob;
+        auto k = get_string(t, "knob", true, what);
+        if (!k) return k.error();
+        if (auto rp = knob_relpath(KnobKind::kSysctl, *k); !rp) return err(*t.get("knob"), rp.error().what, rp.error().hint);
+        c.knob = knob_display(KnobKind::kSysctl, *k);
+    }
+    if (t.contains("function")) {
+        ++kinds;
+        c.kind = CheckKind::kFunction;
+        auto f = get_string(t, "function", true, what);
+        if (!f) return f.error();
+        c.function = *f;
+    }
+    if (t.contains("field")) {
+        ++kinds;
+        c.kind = CheckKind::kField;
+        auto f = get_string(t, "field", true, what);
+        if (!f) return f.error();
+        auto dot = f->find('.');
+        if (dot == std::string::npos || dot == 0 || dot + 1 == f->size() || f->find('.', dot + 1) != std::string::npos)
+            return err(*t.get("field"), fmt::format("field \"{}\" must be STRUCT.MEMBER", *f), "e.g. dst_entry.__rcuref");
+        c.type = f->substr(0, dot);
+        c.member = f->substr(dot + 1);
+        auto mt = get_string(t, "member_type", false, what);
+        if (!mt) return mt.error();
+        c.member_type = *mt;
+    } else if (t.contains("member_type")) {
+        return err(*t.get("member_type"), "\"member_type\" only goes with \"field\"");
+    }
+    if (t.contains("numa_nodes")) {
+        ++kinds;
+        c.kind = CheckKind::kNumaNodes;
+        auto v = t.get("numa_nodes")->value<std::int64_t>();
+        if (!v || *v < 1 || *v > 1024)
+            return err(*t.get("numa_nodes"), "\"numa_nodes\" must be a node count such as 2");
+        c.min_nodes = int(*v);
+    }
+    if (kinds != 1)
+        return err(t, what + " needs exactly one of knob, function, field, numa_nodes");
+    auto p = get_bool(t, "present", true, what);
+    if (!p) return p.error();
+    c.present = *p;
+    auto why = get_string(t, "why", false, what);
+    if (!why) return why.error();
+    c.why = why->empty() ? "needs " + c.describe() : *why;
+    return c;
+}
+
+Result<Change> Parser::parse_change(const toml::table& t) const {
+    const std::string what = "[[fix.change]]";
+    if (auto st = only_keys(t, {"sysctl", "sysfs", "irq_affinity", "cpu_placement", "value", "scope", "optional", "note"}, what); !st)
+        return st.error();
+    Change c;
+    c.source = where(t.source());
+    int kinds = 0;
+    for (auto [key, kind] : {std::pair{"sysctl", ChangeKind::kSysctl}, std::pair{"sysfs", ChangeKind::kSysfs},
+                             std::pair{"irq_affinity", ChangeKind::kIrqAffinity},
+                             std::pair{"cpu_placement", ChangeKind::kCpuPlacement}}) {
+        if (!t.contains(key)) continue;
+        ++kinds;
+        c.kind = kind;
+        auto v = get_string(t, key, true, what);
+        if (!v) return v.error();
+        if (kind == ChangeKind::kSysctl || kind == ChangeKind::kSysfs) {
+            KnobKind kk = kind == ChangeKind::kSysctl ? KnobKind::kSysctl : KnobKind::kSysfs;
+            if (auto rp = knob_relpath(kk, *v); !rp) return err(*t.get(key), rp.error().what, rp.error().hint);
+            c.knob = knob_display(kk, *v);
+        } else {
+            if (*v != "one-node")
+                return err(*t.get(key), fmt::format("{} = \"{}\" is not supported", key, *v),
+                           "the only placement is \"one-node\"");
+            c.value = *v;
+        }
+    }
+    if (kinds != 1) return err(t, what + " needs exactly one of sysctl, sysfs, irq_affinity, cpu_placement");
+    if (c.kind == ChangeKind::kSysctl || c.kind == ChangeKind::kSysfs) {
+        const toml::node* v = t.get("value");
+        if (!v) return err(t, what + " needs \"value\"", "the value to write, e.g. value = \"0\"");
+        if (auto s = v->value<std::string>()) c.value = *s;
+        else if (auto i = v->value<std::int64_t>()) c.value = std::to_string(*i);
+        else return err(*v, "\"value\" must be a string or an integer");
+        for (char ch : c.value)
+            if (std::iscntrl(static_cast<unsigned char>(ch)) && ch != '\t')
+                return err(*v, "\"value\" must not contain control characters or newlines");
+        if (normalize_value(c.value).empty()) return err(*v, "\"value\" is empty");
+    } else if (t.contains("value")) {
+        return err(*t.get("value"), fmt::format("\"value\" does not go with {}", to_string(c.kind)));
+    }
+    const toml::node* s = t.get("scope");
+    if (!s) return err(t, what + " needs \"scope\"", "scope = \"netns\" (the scenario's namespaces only) or \"global\"");
+    auto sv = s->value<std::string>();
+    if (!sv || (*sv != "netns" && *sv != "global"))
+        return err(*s, "\"scope\" must be \"netns\" or \"global\"");
+    c.scope = *sv == "netns" ? Scope::kNetns : Scope::kGlobal;
+    if (c.kind == ChangeKind::kIrqAffinity && c.scope != Scope::kGlobal)
+        return err(*s, "IRQ affinity is machine-wide: its scope must be \"global\"");
+    auto o = get_bool(t, "optional", false, what);
+    if (!o) return o.error();
+    c.optional = *o;
+    auto note = get_string(t, "note", false, what);
+    if (!note) return note.error();
+    c.note = *note;
+    return c;
+}
+
+Result<Criterion> Parser::parse_criterion(const toml::table& t, CriterionKind kind) const {
+    std::string what = fmt::format("[[fix.{}]]", to_string(kind));
+    Criterion c;
+    c.kind = kind;
+    c.source = where(t.source());
+    Status keys = kind == CriterionKind::kExpect    ? only_keys(t, {"metric", "down", "up", "exact", "note"}, what)
+                  : kind == CriterionKind::kGuardrail ? only_keys(t, {"metric", "better", "max_worse", "note"}, what)
+                                                      : only_keys(t, {"metric", "better", "note"}, what);
+    if (!keys) return keys.error();
+    auto m = get_metrics(t, what);
+    if (!m) return m.error();
+    c.metrics = std::move(*m);
+    if (kind == CriterionKind::kExpect) {
+        const toml::node* down = t.get("down");
+        const toml::node* up = t.get("up");
+        if (!!down == !!up) return err(t, what + " needs exactly one of \"down\" or \"up\"", "e.g. down = \"50%\"");
+        auto p = get_percent(down ? *down : *up, down ? "down" : "up", what);
+        if (!p) return p.error();
+        if (down && *p > 1) return err(*down, "a metric cannot go down by more than 100%");
+        if (*p <= 0) return err(down ? *down : *up, "an expected change must be above 0%");
+        c.better = down ? Better::kLower : Better::kHigher;
+        c.change = *p;
+        auto ex = get_bool(t, "exact", false, what);
+        if (!ex) return ex.error();
+        c.exact = *ex;
+    } else {
+        const toml::node* b = t.get("better");
+        if (!b) {
+            if (kind == CriterionKind::kGuardrail)
+                return err(t, what + " needs \"better\"", "better = \"higher\" (e.g. throughput) or \"lower\" (e.g. CPU per operation)");
+            c.better = Better::kLower;
+        } else {
+            auto bs = b->value<std::string>();
+            if (!bs || (*bs != "higher" && *bs != "lower"))
+                return err(*b, "\"better\" must be \"higher\" or \"lower\"");
+            c.better = *bs == "higher" ? Better::kHigher : Better::kLower;
+        }
+        if (kind == CriterionKind::kGuardrail) {
+            const toml::node* w = t.get("max_worse");
+            if (!w) return err(t, what + " needs \"max_worse\"", "e.g. max_worse = \"5%\"");
+            auto p = get_percent(*w, "max_worse", what);
+            if (!p) return p.error();
+            if (c.better == Better::kHigher && *p >= 1)
+                return err(*w, "a higher-is-better metric cannot get worse by 100% or more");
+            c.change = *p;
+        }
+    }
+    auto note = get_string(t, "note", false, what);
+    if (!note) return note.error();
+    c.note = *note;
+    return c;
+}
+
+Result<FixDef> Parser::parse_fix(const toml::table& t) const {
+    const std::string what = "[[fix]]";
+    if (auto st = only_keys(t, {"name", "mode", "summary", "description", "scenarios", "reference", "check",
+                                "fixed_when", "change", "expect", "guardrail", "report"},
+                            what);
+        !st)
+        return st.error();
+    FixDef f;
+    f.source = where(t.source());
+    auto name = get_string(t, "name", true, what);
+    if (!name) return name.error();
+    bool name_ok = !name->empty() && name->size() <= 64 && std::isalnum(static_cast<unsigned char>((*name)[0]));
+    for (char c : *name) name_ok = name_ok && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-');
+    if (!name_ok)
+        return err(*t.get("name"), fmt::format("bad fix name \"{}\"", *name),
+                   "use lower-case letters, digits and dashes, e.g. early-demux-off");
+    f.name = *name;
+    std::string in = fmt::format("fix \"{}\"", f.name);
+    auto mode = get_string(t, "mode", true, in);
+    if (!mode) return mode.error();
+    if (*mode == "runtime") f.mode = FixMode::kRuntime;
+    else if (*mode == "kernel-pair") f.mode = FixMode::kKernelPair;
+    else return err(*t.get("mode"), fmt::format("mode \"{}\" is not runtime or kernel-pair", *mode));
+    auto summary = get_string(t, "summary", true, in);
+    if (!summary) return summary.error();
+    f.summary = *summary;
+    auto desc = get_string(t, "description", false, in);
+    if (!desc) return desc.error();
+    f.description = *desc;
+    while (!f.description.empty() && f.description.back() == '\n') f.description.pop_back();
+    if (const toml::node* s = t.get("scenarios")) {
+        auto* a = s->as_array();
+        if (!a) return err(*s, "\"scenarios\" must be an array of scenario names");
+        for (auto& e : *a) {
+            auto v = e.value<std::string>();
+            if (!v || v->empty()) return err(e, "scenario names must be non-empty strings");
+            f.scenarios.push_back(*v);
+        }
+    }
+    Status st = each_table(t, "reference", [&](const toml::table& r) -> Status {
+        if (auto k = only_keys(r, {"commit", "title", "role"}, "[[fix.reference]]"); !k) return k;
+        Reference ref;
+        auto c = get_string(r, "commit", true, "[[fix.reference]]");
+        if (!c) return c.error();
+        bool hex = c->size() >= 7 && c->size() <= 40 &&
+                   std::all_of(c->begin(), c->end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)); });
+        if (!hex) return err(*r.get("commit"), fmt::format("commit \"{}\" is not an abbreviated commit id", *c));
+        ref.commit = *c;
+        auto title = get_string(r, "title", false, "[[fix.reference]]");
+        if (!title) return title.error();
+        ref.title = *title;
+        auto role = get_string(r, "role", false, "[[fix.reference]]");
+        if (!role) return role.error();
+        ref.role = role->empty() ? "related" : *role;
+        if (ref.role != "fix" && ref.role != "culprit" && ref.role != "related")
+            return err(*r.get("role"), "\"role\" must be fix, culprit or related");
+        f.references.push_back(std::move(ref));
+        return ok_status();
+    });
+    if (!st) return st.error();
+    for (auto [key, dest] : {std::pair{"check", &f.checks}, std::pair{"fixed_when", &f.fixed_when}}) {
+        st = each_table(t, key, [&, key = key, dest = dest](const toml::table& c) -> Status {
+            auto r = parse_check(c, fmt::format("[[fix.{}]]", key));
+            if (!r) return r.error();
+            dest->push_back(std::move(*r));
+            return ok_status();
+        });
+        if (!st) return st.error();
+    }
+    st = each_table(t, "change", [&](const toml::table& c) -> Status {
+        auto r = parse_change(c);
+        if (!r) return r.error();
+        f.changes.push_back(std::move(*r));
+        return ok_status();
+    });
+    if (!st) return st.error();
+    for (auto [key, kind] : {std::pair{"expect", CriterionKind::kExpect}, std::pair{"guardrail", CriterionKind::kGuardrail},
+                             std::pair{"report", CriterionKind::kReport}}) {
+        st = each_table(t, key, [&, kind = kind](const toml::table& c) -> Status {
+            auto r = parse_criterion(c, kind);
+            if (!r) return r.error();
+            f.criteria.push_back(std::move(*r));
+            return ok_status();
+        });
+        if (!st) return st.error();
+    }
+    bool has_expect = std::any_of(f.criteria.begin(), f.criteria.end(),
+                                  [](const Criterion& c) { return c.kind == CriterionKind::kExpect; });
+    if (!has_expect)
+        return err(t, in + " has no [[fix.expect]]", "a fix must say which metric it is expected to move");
+    if (f.mode == FixMode::kRuntime && f.changes.empty())
+        return err(t, in + " is a runtime fix without any [[fix.change]]");
+    if (f.mode == FixMode::kKernelPair && !f.changes.empty())
+        return err(t, in + " is a kernel-pair fix: it cannot have [[fix.change]] tables");
+    if (f.mode == FixMode::kRuntime && !f.fixed_when.empty())
+        return err(t, in + ": [[fix.fixed_when]] only goes with kernel-pair fixes");
+    return f;
+}
+
+Result<std::vector<FixDef>> Parser::run(std::string_view text) {
+    toml::table doc;
+    try {
+        doc = toml::parse(text, source_);
+    } catch (const toml::parse_error& e) {
+        return make_error(fmt::format("{}:{}:{}: {}", source_, e.source().begin.line, e.source().begin.column,
+                                      e.description()),
+                          EINVAL, "fix the TOML syntax");
+    }
+    for (auto&& [k, v] : doc)
+        if (k.str() != "fix")
+            return err(k, fmt::format("unknown top-level key \"{}\"", k.str()), "fixes are [[fix]] tables");
+    std::vector<FixDef> out;
+    const toml::node* fixes = doc.get("fix");
+    if (!fixes) return out;
+    auto* arr = fixes->as_array();
+    if (!arr || !arr->is_array_of_tables()) return err(*fixes, "fixes must be written as [[fix]] tables");
+    for (auto& e : *arr) {
+        auto f = parse_fix(*e.as_table());
+        if (!f) return f.error();
+        out.push_back(std::move(*f));
+    }
+    return out;
+}
+
+}  // namespace
+
+}  // namespace hotline
+
+namespace hotline {
+
+Result<FixCatalog> FixCatalog::parse(std::string_view text, const std::string& source) {
+    auto defs = Parser(source).run(text);
+    if (!defs) return defs.error();
+    FixCatalog cat;
+    for (auto& f : *defs) {
+        if (auto* dup = cat.find(f.name))
+            return make_error(fmt::format("{}: fix \"{}\" is defined twice (first at {})", f.source, f.name, dup->source),
+                              EINVAL, "give each fix a unique name");
+        cat.fixes_.push_back(std::move(f));
+    }
+    return cat;
+}
+
+Result<FixCatalog> FixCatalog::builtin() { return parse(builtin_catalog_text(), "builtin"); }
+
+Status FixCatalog::merge(FixCatalog other) {
+    for (auto& f : other.fixes_)
+        if (auto* dup = find(f.name))
+            return make_error(fmt::format("{}: fix \"{}\" already exists (defined at {})", f.source, f.name, dup->source),
+                              EEXIST, "rename it: extra fixes cannot replace existing ones");
+    for (auto& f : other.fixes_) fixes_.push_back(std::move(f));
+    return ok_status();
+}
+
+Status FixCatalog::add_dir(const std::string& dir) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return make_error("--fixes " + dir + ": not a directory", ec ? ec.value() : ENOTDIR,
+                          "give a directory holding *.toml fix files");
+    std::vector<fs::path> files;
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+        if (it->path().extension() == ".toml" && it->is_regular_file()) files.push_back(it->path());
+    if (ec) return make_error("--fixes " + dir + ": cannot list", ec.value());
+    std::sort(files.begin(), files.end());
+    for (auto& p : files) {
+        std::ifstream in(p);
+        if (!in) return make_error("cannot read " + p.string(), errno);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        auto cat = parse(ss.str(), p.string());
+        if (!cat) return cat.error();
+        if (auto st = merge(std::move(*cat)); !st) return st;
+    }
+    return ok_status();
+}
+
+const FixDef* FixCatalog::find(std::string_view name) const {
+    for (auto& f : fixes_)
+        if (f.name == name) return &f;
+    return nullptr;
+}
+
+std::string FixCatalog::names() const {
+    std::string s;
+    for (auto& f : fixes_) s += (s.empty() ? "" : ", ") + f.name;
+    return s;
+}
+
+Result<FixCatalog> load_catalog(const std::string& extra_dir) {
+    auto cat = FixCatalog::builtin();
+    if (!cat) return cat.error();
+    if (!extra_dir.empty())
+        if (auto st = cat->add_dir(extra_dir); !st) return st.error();
+    return cat;
+}
+
+}  // namespace hotline

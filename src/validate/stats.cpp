@@ -1,0 +1,163 @@
+// Two-sample statistics behind every verdict: all deterministic given a seed.
+#include "hotline/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace hotline {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& x) {
+    std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+double median_inplace(std::vector<double>& v) {
+    if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+    std::size_t n = v.size(), mid = n / 2;
+    std::nth_element(v.begin(), v.begin() + mid, v.end());
+    double hi = v[mid];
+    if (n % 2) return hi;
+    double lo = *std::max_element(v.begin(), v.begin() + mid);
+    return (lo + hi) / 2;
+}
+
+}  // namespace
+
+Rng::Rng(std::uint64_t seed) {
+    for (auto& s : s_) s = splitmix64(seed);
+}
+
+std::uint64_t Rng::next() {
+    std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+}
+
+std::size_t Rng::below(std::size_t n) {
+    // Rejection sampling keeps every index equally likely.
+    std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() -
+                          std::numeric_limits<std::uint64_t>::max() % n;
+    std::uint64_t x;
+    do x = next();
+    while (x >= limit);
+    return std::size_t(x % n);
+}
+
+double Rng::uniform() { return double(next() >> 11) * 0x1.0p-53; }
+
+double median(std::vector<double> v) { return median_inplace(v); }
+
+double quantile_sorted(const std::vector<double>& s, double q) {
+    if (s.empty()) return std::numeric_limits<double>::quiet_NaN();
+    if (q <= 0) return s.front();
+    if (q >= 1) return s.back();
+    double pos = q * double(s.size() - 1);
+    std::size_t i = std::size_t(pos);
+    double frac = pos - double(i);
+    if (i + 1 >= s.size()) return s.back();
+    if (frac == 0) return s[i];
+    // inf - inf would give NaN: an infinite neighbour decides.
+    if (std::isinf(s[i + 1]) || std::isinf(s[i])) return frac < 0.5 ? s[i] : s[i + 1];
+    return s[i] + frac * (s[i + 1] - s[i]);
+}
+
+double safe_ratio(double b, double a) {
+    if (a == 0) return b == 0 ? 1.0 : std::numeric_limits<double>::infinity();
+    return b / a;
+}
+
+RatioCi bootstrap_ratio_of_medians(const std::vector<double>& baseline,
+                                   const std::vector<double>& candidate,
+                                   const BootstrapOptions& opts) {
+    RatioCi r;
+    r.confidence = opts.confidence;
+    r.iterations = opts.iterations;
+    r.ratio = safe_ratio(median(candidate), median(baseline));
+    if (baseline.empty() || candidate.empty() || opts.iterations <= 0) {
+        r.low = r.high = r.ratio;
+        return r;
+    }
+    Rng rng(opts.seed);
+    std::vector<double> ratios;
+    ratios.reserve(std::size_t(opts.iterations));
+    std::vector<double> ra(baseline.size()), rb(candidate.size());
+    for (int it = 0; it < opts.iterations; ++it) {
+        for (auto& x : ra) x = baseline[rng.below(baseline.size())];
+        for (auto& x : rb) x = candidate[rng.below(candidate.size())];
+        ratios.push_back(safe_ratio(median_inplace(rb), median_inplace(ra)));
+    }
+    std::sort(ratios.begin(), ratios.end());
+    double alpha = 1 - opts.confidence;
+    r.low = quantile_sorted(ratios, alpha / 2);
+    r.high = quantile_sorted(ratios, 1 - alpha / 2);
+    return r;
+}
+
+MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>& b) {
+    MannWhitney m;
+    const double n1 = double(a.size()), n2 = double(b.size());
+    if (a.empty() || b.empty()) return m;
+    struct Obs {
+        double v;
+        bool cand;
+    };
+    std::vector<Obs> all;
+    for (double x : a) all.push_back({x, false});
+    for (double x : b) all.push_back({x, true});
+    std::sort(all.begin(), all.end(), [](const Obs& x, const Obs& y) { return x.v < y.v; });
+    double rank_sum_b = 0, tie_term = 0;
+    for (std::size_t i = 0; i < all.size();) {
+        std::size_t j = i;
+        while (j < all.size() && all[j].v == all[i].v) ++j;
+        double avg_rank = (double(i + 1) + double(j)) / 2;  // ranks are 1-based
+        double t = double(j - i);
+        tie_term += t * t * t - t;
+        for (std::size_t k = i; k < j; ++k)
+            if (all[k].cand) rank_sum_b += avg_rank;
+        i = j;
+    }
+    m.u = rank_sum_b - n2 * (n2 + 1) / 2;
+    m.prob_superiority = m.u / (n1 * n2);
+    double mean = n1 * n2 / 2;
+    double n = n1 + n2;
+    double var = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));
+    if (var <= 0) {
+        m.z = 0;
+        m.p_two_sided = 1;
+        return m;
+    }
+    double diff = m.u - mean;
+    double cc = diff > 0 ? -0.5 : (diff < 0 ? 0.5 : 0);
+    m.z = (diff + cc) / std::sqrt(var);
+    m.p_two_sided = std::min(1.0, std::erfc(std::fabs(m.z) / std::sqrt(2.0)));
+    return m;
+}
+
+std::optional<double> hodges_lehmann_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.empty() || b.empty()) return std::nullopt;
+    std::vector<double> logs;
+    logs.reserve(a.size() * b.size());
+    for (double x : a) {
+        if (!(x > 0)) return std::nullopt;
+        for (double y : b) {
+            if (!(y > 0)) return std::nullopt;
+            logs.push_back(std::log(y) - std::log(x));
+        }
+    }
+    return std::exp(median_inplace(logs));
+}
+
+}  // namespace hotline
