@@ -147,10 +147,14 @@ static __always_inline void hl_lat_exit(void)
 }
 
 /* ---- handoff tracking ---------------------------------------------------
- * The one shared structure: an LRU map with one entry per live object, written
- * only when the object's owner (last CPU to touch it) changes.  Per-object
- * counts in it are best effort (plain increments, no atomics: an atomic here
- * would add the very contention being measured); the per-CPU totals are exact. */
+ * The one shared structure: a bounded owner table with one slot per live object,
+ * written only when the object's owner (last CPU to touch it) changes or the
+ * object replaces another.  It is a 2-way set-associative array, not a hash map:
+ * a lookup is an index and two compares, with no locks (an LRU hash map takes a
+ * spinlock on insert, which is contention of its own).  In a full set the way
+ * whose owner changed longest ago is replaced and counted as an eviction.  Slot
+ * contents are best effort (plain stores, no atomics: an atomic here would add
+ * the very contention being measured); the per-CPU totals are exact. */
 
 const volatile __u32 hl_obj_mode = HL_OBJ_NONE;
 const volatile __u32 hl_obj_arg = 0;
@@ -158,11 +162,12 @@ const volatile __u32 hl_obj_is_work = 0;    /* object is a work_struct: remember
 const volatile __u32 hl_handoff_sample = 1; /* track objects whose hash % N == 0 */
 const volatile __u32 hl_remote_arg = 0xff;  /* argument holding a requested CPU, 0xff: none */
 const volatile __u32 hl_nr_cpus = 0;
+const volatile __u32 hl_owner_sets = 1;     /* sets in the owner table (power of two) */
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
 	__type(value, struct hl_owner);
 } owners SEC(".maps");
 
@@ -176,30 +181,49 @@ struct {
 static __always_inline void hl_track(__u64 obj, __s64 req_cpu)
 {
 	struct hl_handoff_counts *hc;
-	struct hl_owner *o;
-	__u32 zero = 0, cpu, node, prev;
+	struct hl_owner *w0, *w1, *o, *victim;
+	__u32 zero = 0, cpu, node, prev, set, k0, k1;
+	__u64 h;
 
 	if (!obj)
 		return;
-	/* Sample whole objects, not hits, so every touch of a tracked object counts. */
-	if (hl_handoff_sample > 1 &&
-	    (((obj >> 6) * 0x9E3779B97F4A7C15ULL) >> 40) % hl_handoff_sample)
-		return;
 	hc = bpf_map_lookup_elem(&handoffs, &zero);
 	if (!hc)
+		return;
+	/* fentry and tp_btf arguments are typed pointers, on which the verifier
+	 * allows no shifts or multiplies; a round trip through map memory gives
+	 * back the same bits as a plain number. */
+	hc->scratch = obj;
+	barrier();
+	obj = *(volatile __u64 *)&hc->scratch;
+	h = ((obj >> 6) * 0x9E3779B97F4A7C15ULL) >> 32;
+	/* Sample whole objects, not hits, so every touch of a tracked object counts. */
+	if (hl_handoff_sample > 1 && (h >> 16) % hl_handoff_sample)
+		return;
+	set = h & (hl_owner_sets - 1);
+	k0 = set * 2;
+	k1 = k0 + 1;
+	w0 = bpf_map_lookup_elem(&owners, &k0);
+	w1 = bpf_map_lookup_elem(&owners, &k1);
+	if (!w0 || !w1)
 		return;
 	cpu = bpf_get_smp_processor_id();
 	node = bpf_get_numa_node_id();
 	hc->tracked++;
 	if (req_cpu >= 0 && req_cpu < hl_nr_cpus && req_cpu != cpu)
 		hc->remote++;
-	o = bpf_map_lookup_elem(&owners, &obj);
+	o = w0->obj == obj ? w0 : w1->obj == obj ? w1 : NULL;
 	if (!o) {
-		struct hl_owner n = { .cpu = cpu, .node = node };
-
-		if (hl_obj_is_work)
-			n.aux = (__u64)BPF_CORE_READ((struct work_struct *)obj, func);
-		bpf_map_update_elem(&owners, &obj, &n, BPF_NOEXIST);
+		victim = !w0->obj ? w0 : !w1->obj ? w1 : w0->stamp <= w1->stamp ? w0 : w1;
+		if (victim->obj)
+			hc->evicted++;
+		victim->cpu = cpu;
+		victim->node = node;
+		victim->handoffs = 0;
+		victim->cross_node = 0;
+		victim->aux = hl_obj_is_work ? (__u64)BPF_CORE_READ((struct work_struct *)obj, func) : 0;
+		victim->stamp = bpf_ktime_get_ns();
+		victim->obj = obj;
 		hc->new_objects++;
 		return;
 	}
@@ -218,6 +242,7 @@ static __always_inline void hl_track(__u64 obj, __s64 req_cpu)
 	o->handoffs++;
 	o->cpu = cpu;
 	o->node = node;
+	o->stamp = bpf_ktime_get_ns();
 }
 
 /* The object of a hit from an skb argument: its dst, noref bit cleared. */

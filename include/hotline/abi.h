@@ -37,16 +37,21 @@ struct hl_handoff_counts {
 	hl_u64 cross_node;  /* a CPU of another node */
 	hl_u64 new_objects; /* first touch seen (inserted into the owner map) */
 	hl_u64 remote;      /* queue_work_on: requested CPU is another CPU */
+	hl_u64 evicted;     /* live objects pushed out of the owner table by this CPU's inserts */
+	hl_u64 scratch;     /* BPF side only: turns a typed pointer into a plain number */
 	hl_u64 from_node[HL_MAX_NODES]; /* handoffs arriving here, by the previous node */
 };
 
-/* One live object in the bounded (LRU) owner map; written only when the owner changes. */
+/* One slot of the bounded owner table (a 2-way set-associative array): one
+ * live object, written only when its owner changes or it is replaced. */
 struct hl_owner {
+	hl_u64 obj;        /* object address, 0: empty slot (never shown to users) */
 	hl_u32 cpu;
 	hl_u32 node;
 	hl_u64 handoffs;   /* cross-CPU handoffs of this object, same node or not */
 	hl_u64 cross_node; /* of which across nodes */
 	hl_u64 aux;        /* work items: work->func at first touch */
+	hl_u64 stamp;      /* ktime of the last owner change: the older way is replaced */
 };
 
 /* Per-CPU counters of the queue_work_on attribution programs. */
@@ -93,16 +98,16 @@ struct hl_sample_counts {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(struct hl_handoff_counts) == 8 * (6 + HL_MAX_NODES), "hl_handoff_counts layout");
-static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
+static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
+static_assert(sizeof(struct hl_owner) == 48, "hl_owner layout");
 static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
 static_assert(sizeof(struct hl_counts) == 8 * (5 + HL_HIST_SLOTS), "hl_counts layout");
 static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");
 static_assert(sizeof(struct hl_range) == 16, "hl_range layout");
 static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS), "hl_sample_counts layout");
 #else
-_Static_assert(sizeof(struct hl_handoff_counts) == 8 * (6 + HL_MAX_NODES), "hl_handoff_counts layout");
-_Static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
+_Static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
+_Static_assert(sizeof(struct hl_owner) == 48, "hl_owner layout");
 _Static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
 _Static_assert(sizeof(struct hl_counts) == 8 * (5 + HL_HIST_SLOTS), "hl_counts layout");
 _Static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");

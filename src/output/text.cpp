@@ -152,7 +152,7 @@ void render_handoffs_text(std::ostream& os, const Interval& iv, const Topology& 
                               secs > 0 ? double(xcpu + xnode) / secs : 0, secs > 0 ? double(xnode) / secs : 0,
                               t.total_calls() ? double(xcpu + xnode) / double(t.total_calls()) : 0.0);
         if (h.total(h.remote)) os << fmt::format("  remote (requested CPU != queueing CPU) {}\n", h.total(h.remote));
-        os << fmt::format("  owner map: {} live objects of {}, {} evicted\n", h.live_objects, h.capacity, h.evictions);
+        os << fmt::format("  owner table: {} live objects in {} slots, {} evicted\n", h.live_objects, h.capacity, h.evictions);
         std::size_t nn = h.matrix.size();
         if (nn > 1 || topo.nodes.size() > 1) {
             os << "  from\\to";

@@ -160,7 +160,12 @@ bool configure_tracking(S* s, const TargetDef& t, const SessionOptions& o, bool 
     s->rodata->hl_handoff_sample = std::uint32_t(std::max(1, o.handoff_sample));
     s->rodata->hl_remote_arg = t.remote_cpu_arg < 0 ? 0xff : std::uint32_t(t.remote_cpu_arg);
     s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
-    bpf_map__set_max_entries(s->maps.owners, on ? o.owner_capacity : 1);
+    // A power-of-two number of 2-way sets covering at least the requested size.
+    std::uint32_t cap = 2;
+    while (cap < o.owner_capacity && cap < (1u << 22)) cap <<= 1;
+    if (!on) cap = 2;
+    s->rodata->hl_owner_sets = cap / 2;
+    bpf_map__set_max_entries(s->maps.owners, cap);
     return on;
 }
 
@@ -409,7 +414,7 @@ public:
         std::uint32_t key = 0;
         if (bpf_map_lookup_elem(a.obj->map_fd("handoffs"), &key, vals.data()))
             return make_error("reading handoffs of " + a.target, errno);
-        std::uint64_t inserted = 0;
+        std::uint64_t evicted = 0;
         for (int i = 0; i < ncpu; ++i) {
             int cpu = i < int(topo_.cpus.size()) ? topo_.cpus[i] : i;
             if (cpu >= int(width)) continue;
@@ -420,19 +425,19 @@ public:
             h.cross_node[cpu] = v.cross_node;
             h.new_objects[cpu] = v.new_objects;
             h.remote[cpu] = v.remote;
-            inserted += v.new_objects;
+            evicted += v.evicted;
             int to = std::min(topo_.node_of(cpu), nn - 1);
             for (int f = 0; f < nn; ++f) h.matrix[f][to] += v.from_node[f];
         }
-        // The owner map: every live object with its handoff counts (batched reads).
+        // The owner table: every live object with its handoff counts (batched reads).
         int fd = a.obj->map_fd("owners");
         bpf_map* m = bpf_object__find_map_by_name(a.obj->obj(), "owners");
         h.capacity = m ? bpf_map__max_entries(m) : 0;
         h.sample = std::max(1, opts_.handoff_sample);
-        constexpr std::uint32_t kBatch = 1024;
-        std::vector<std::uint64_t> keys(kBatch);
+        constexpr std::uint32_t kBatch = 4096;
+        std::vector<std::uint32_t> keys(kBatch);
         std::vector<hl_owner> owners(kBatch);
-        std::uint64_t in = 0, out = 0;
+        std::uint32_t in = 0, out = 0;
         bool first = true;
         std::uint64_t live = 0;
         while (true) {
@@ -441,13 +446,14 @@ public:
             int err = bpf_map_lookup_batch(fd, first ? nullptr : &in, &out, keys.data(), owners.data(), &count, &bo);
             int e = err ? errno : 0;
             for (std::uint32_t i = 0; i < count; ++i) {
-                ++live;
                 const hl_owner& o = owners[i];
+                if (!o.obj) continue;
+                ++live;
                 if (!o.handoffs) continue;
                 HotObject ho;
                 ho.target = a.target;
                 ho.type = a.object_type;
-                ho.id = object_id(a.target, keys[i]);
+                ho.id = object_id(a.target, o.obj);
                 ho.handoffs = o.handoffs;
                 ho.cross_node = o.cross_node;
                 ho.last_cpu = int(o.cpu);
@@ -455,14 +461,14 @@ public:
                 objects.push_back(std::move(ho));
             }
             if (err) {
-                if (e != ENOENT) return make_error("reading the owner map of " + a.target, e);
+                if (e != ENOENT) return make_error("reading the owner table of " + a.target, e);
                 break;
             }
             in = out;
             first = false;
         }
         h.live_objects = live;
-        h.evictions = inserted > live ? inserted - live : 0;
+        h.evictions = evicted;
         return ok_status();
     }
 
@@ -641,7 +647,7 @@ public:
         SkelGuard<hl_workq_bpf> s(hl_workq_bpf::open());
         if (!s) return make_error("workqueue attribution: open", errno);
         s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
-        bpf_map__set_max_entries(s->maps.owners, 1);
+        bpf_map__set_max_entries(s->maps.owners, 2);
         int err = hl_workq_bpf::load(s.get());
         if (err) {
             Error e = make_error("workqueue attribution: load", err);
