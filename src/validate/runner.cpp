@@ -198,6 +198,8 @@ ValidatorOutcome run_validator(const ValidatorOptions& o, const ProgressFn& prog
         if (arm == Arm::kCandidate) {
             // After every fix trial, so the next baseline runs on the original values.
             RestoreReport rr = (*journal)->restore();
+            if (trial_no == 2)
+                for (auto& l : rr.lines()) notes.push_back("after the first fix trial: " + l);
             if (!rr.clean()) {
                 finish_scenario();
                 VerdictReport rep = v.report();

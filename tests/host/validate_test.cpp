@@ -236,3 +236,38 @@ TEST_F(ValidateHost, SigkillMidValidationThenRestorePutsKnobsBack) {
     // The dead run's namespaces are removed as the next scenario would.
     std::system(("ip netns del " + client.name + " 2>/dev/null; ip netns del " + server.name + " 2>/dev/null").c_str());
 }
+
+TEST_F(ValidateHost, TwoSignalsInAFixTrialStillRestoreAndExit4) {
+    const std::string host_ip = knob("net/ipv4/ip_early_demux");
+    TempDir d;
+    std::string jdir = d / "j", json = d / "v.json";
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl(HOTLINE_BIN, HOTLINE_BIN, "validate", "--fix", "early-demux-off", "--scenario", "dst-refcount",
+              "--duration", "1s", "--journal-dir", jdir.c_str(), "--json", json.c_str(), (char*)nullptr);
+        _exit(127);
+    }
+    bool seen = false;
+    for (int i = 0; i < 3000 && !seen; ++i) {
+        seen = std::filesystem::exists(jdir + "/journal.json");
+        if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(seen);
+    NetnsRef client{owned_name(pid, "c"), 0};
+    EXPECT_EQ(knob("net/ipv4/ip_early_demux", client), "0");
+    kill(pid, SIGINT);
+    kill(pid, SIGTERM);  // a second signal must not cut the restore short
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st)) << "killed by a signal instead of restoring";
+    EXPECT_EQ(WEXITSTATUS(st), 4);
+    EXPECT_FALSE(std::filesystem::exists(jdir + "/journal.json"));
+    EXPECT_EQ(knob("net/ipv4/ip_early_demux"), host_ip);
+    auto j = hosttest::load_json(json);
+    EXPECT_NE(j["context"].value("error", "").find("interrupted"), std::string::npos) << j.dump(1);
+    // The scenario's network went with it.
+    auto r = hosttest::run("ip netns list");
+    EXPECT_EQ(r.out.find(client.name), std::string::npos) << r.out;
+}
