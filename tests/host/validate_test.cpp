@@ -256,7 +256,10 @@ TEST_F(ValidateHost, TwoSignalsInAFixTrialStillRestoreAndExit4) {
     }
     ASSERT_TRUE(seen);
     NetnsRef client{owned_name(pid, "c"), 0};
-    EXPECT_EQ(knob("net/ipv4/ip_early_demux", client), "0");
+    // The journal entry is written before the knob: wait for the knob itself.
+    for (int i = 0; i < 200 && knob("net/ipv4/ip_early_demux", client) != "0"; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_EQ(knob("net/ipv4/ip_early_demux", client), "0");
     kill(pid, SIGINT);
     kill(pid, SIGTERM);  // a second signal must not cut the restore short
     int st = 0;
