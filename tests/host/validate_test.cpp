@@ -274,3 +274,28 @@ TEST_F(ValidateHost, TwoSignalsInAFixTrialStillRestoreAndExit4) {
     auto r = hosttest::run("ip netns list");
     EXPECT_EQ(r.out.find(client.name), std::string::npos) << r.out;
 }
+
+TEST_F(ValidateHost, RecordingHoldsWhatDiffNeedsAndDiffJudgesIt) {
+    TempDir d;
+    std::string rec = d / "r.json", junit = d / "d.xml", json = d / "d.json";
+    auto r = hosttest::run(hosttest::hotline() + " record --scenario dst-refcount -d 3s -q -o " + rec);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto doc = hosttest::load_json(rec);
+    const auto& an = doc["analysis"];
+    ASSERT_TRUE(an.contains("interval_metrics")) << an.dump(1);
+    EXPECT_GE(an["interval_metrics"].size(), 2u);
+    EXPECT_GT(an["interval_metrics"][0].value("scenario.ops_per_s", 0.0), 0);
+    // This kernel's dst_entry layout and markers, for each kernel-pair fix.
+    ASSERT_TRUE(an["diff"]["layout_metrics"].contains("layout.dst_entry.read_fields_on_refcnt_line"));
+    for (const char* f : {"dst-refcnt-false-sharing", "random-mix-timer", "prequeue-dst-drop"})
+        EXPECT_TRUE(an["diff"]["fixes"].contains(f)) << f;
+    // The same kernel on both sides cannot show the layout fix: never PASS.
+    r = hosttest::run(hosttest::hotline() + " diff " + rec + " " + rec +
+                      " --expect dst-refcnt-false-sharing --json " + json + " --junit " + junit);
+    auto v = hosttest::load_json(json);
+    EXPECT_EQ(v.value("mode", ""), "diff");
+    EXPECT_NE(v.value("verdict", ""), "PASS");
+    EXPECT_EQ(expected_rc(v.value("verdict", "")), r.rc) << r.out << r.err;
+    EXPECT_EQ(xml_problem(hosttest::slurp(junit)), "");
+    EXPECT_NE(r.out.find("layout.dst_entry.read_fields_on_refcnt_line"), std::string::npos) << r.out;
+}
