@@ -164,6 +164,15 @@ using ProgressFn = std::function<void(const std::string&)>;
 class Scenario {
 public:
     static Result<std::unique_ptr<Scenario>> start(ScenarioOptions opts, ProgressFn progress = {});
+    // Builds the network (and any server) without starting traffic, so one
+    // network serves many runs: begin_run() / done() / end_run() per run, then
+    // stop() tears it down.  Built-in generators and qperf only (not exec).
+    static Result<std::unique_ptr<Scenario>> prepare(ScenarioOptions opts, ProgressFn progress = {});
+    // Starts one run of the traffic on `cpus` (empty: the options' CPUs).
+    Status begin_run(const std::vector<int>& cpus = {});
+    // Ends the current run (early if still going) and returns what it measured;
+    // the network stays up.
+    Result<ScenarioResult> end_run();
     ~Scenario();
     Scenario(const Scenario&) = delete;
     Scenario& operator=(const Scenario&) = delete;

@@ -100,6 +100,27 @@ struct FixesCli {
 void add_fixes_commands(CLI::App& app, FixesCli& f);
 int run_fixes(const FixesCli& f);
 
+// `hotline validate` and `hotline diff` (src/cli/validate.cpp).
+struct ValidateCli {
+    CLI::App* validate = nullptr;
+    CLI::App* diff = nullptr;
+    std::string fix;
+    ScenarioArgs scenario;
+    int trials = 5;
+    int max_trials = 20;
+    std::string duration;
+    bool allow_global = false;
+    std::string fixes_dir;
+    std::string json_file;
+    std::string junit_file;
+    std::string journal_dir = "/var/lib/hotline";
+    std::vector<std::string> targets;
+    std::string baseline, candidate;  // diff
+    bool selected() const;
+};
+void add_validate_commands(CLI::App& app, ValidateCli& a);
+int run_validate_cli(const ValidateCli& a);
+
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);
 int run_record(const RecordArgs& a);

@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
     sv->add_flag("--strict", serve.strict, "Fail when any configured target cannot be attached");
     hotline::cli::FixesCli fixes;
     hotline::cli::add_fixes_commands(app, fixes);
+    hotline::cli::ValidateCli validate;
+    hotline::cli::add_validate_commands(app, validate);
 
     try {
         app.parse(argc, argv);
@@ -89,5 +91,6 @@ int main(int argc, char** argv) {
     if (*sr) return hotline::cli::run_scenario_run(scen);
     if (*sv) return hotline::cli::run_serve(serve);
     if (fixes.selected()) return hotline::cli::run_fixes(fixes);
+    if (validate.selected()) return hotline::cli::run_validate_cli(validate);
     return hotline::cli::kExitUsage;
 }

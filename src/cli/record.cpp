@@ -13,6 +13,7 @@
 #include "hotline/scenario.hpp"
 #include "hotline/session.hpp"
 #include "hotline/util.hpp"
+#include "hotline/validator.hpp"
 #include "hotline/workload.hpp"
 
 namespace hotline::cli {
@@ -31,6 +32,37 @@ std::string clock_label() {
 int fail(const Error& e, int rc = kExitError) {
     fmt::print(stderr, "hotline: {}\n", e.message());
     return rc;
+}
+
+// What `hotline diff` needs: the kernel-pair fixes' markers and layout facts of
+// this kernel, and one metric map per interval (the scenario's operations are
+// spread over the intervals by their length: the traffic is steady).
+void record_diff_analysis(RecordingWriter& rec, const SessionInfo& info, const std::vector<Interval>& ivs,
+                          const ScenarioNumbers& whole) {
+    nlohmann::json an = rec.doc().contains("analysis") ? rec.doc()["analysis"] : nlohmann::json::object();
+    std::optional<KernelBtf> btf;
+    if (auto b = KernelBtf::load(); b) btf.emplace(std::move(*b));
+    std::optional<Kallsyms> ks;
+    if (auto k = Kallsyms::load(); k) ks.emplace(std::move(*k));
+    int nodes = 1;
+    if (auto t = read_topology(); t) nodes = int(t->nodes.size());
+    LiveKernelFacts facts(KnobRoots{}, btf ? &*btf : nullptr, ks ? &*ks : nullptr, nodes);
+    if (auto cat = FixCatalog::builtin(); cat) an["diff"] = diff_facts(*cat, facts, info.layouts);
+    double total_s = 0;
+    for (auto& iv : ivs) total_s += iv.seconds();
+    nlohmann::json per = nlohmann::json::array();
+    for (auto& iv : ivs) {
+        ScenarioNumbers n;
+        if (whole.seconds > 0 && total_s > 0) {
+            double share = iv.seconds() / total_s;
+            n.ops = whole.ops * share;
+            n.cpu_seconds = whole.cpu_seconds * share;
+            n.seconds = iv.seconds();
+        }
+        per.push_back(trial_metrics(iv, n));
+    }
+    an["interval_metrics"] = per;
+    rec.set("analysis", an);
 }
 
 }  // namespace
@@ -169,9 +201,11 @@ int run_record(const RecordArgs& a) {
     std::string stop_reason = "duration reached";
     double t0 = start.t, next = t0 + interval;
     int n = 0;
+    std::vector<Interval> intervals;  // for the per-interval metrics `hotline diff` compares
     auto emit = [&](const Snapshot& now) {
         Interval iv = delta(prev, now);
         rec.add_interval(iv);
+        intervals.push_back(iv);
         if (!a.quiet) {
             render_interval_text(std::cout, iv, *topo, a.per_cpu,
                                  fmt::format("{}  interval {}", clock_label(), ++n));
@@ -220,13 +254,16 @@ int run_record(const RecordArgs& a) {
         child->signal(SIGTERM);
         exit_status = child->wait();
     }
+    ScenarioNumbers numbers;
     if (scen) {
         auto res = scen->stop();
         if (!res) return fail(res.error());
         render_scenario_text(std::cerr, *res);
         rec.set("scenario", to_json(*res));
         if (res->command_status) exit_status = *res->command_status;
+        numbers = scenario_numbers(*res);
     }
+    record_diff_analysis(rec, info, intervals, numbers);
 
     Interval whole = delta(start, prev);
     std::cout << fmt::format("summary: {:.2f} s, {}\n", whole.seconds(), stop_reason);

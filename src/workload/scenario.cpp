@@ -89,6 +89,8 @@ Status resolve_scenario_options(ScenarioOptions& o, const std::vector<int>& usab
 
 // --- Scenario -------------------------------------------------------------------------------
 
+static nlohmann::json network_json(const Network& n);
+
 struct Scenario::Impl {
     ScenarioOptions opts;
     ProgressFn progress;
@@ -101,6 +103,7 @@ struct Scenario::Impl {
     std::optional<Result<ScenarioResult>> outcome;
     int command_status = -1;
     bool stopped = false;
+    std::vector<int> base_cpus;  // the resolved CPUs; a run may use others
 
     bool sleep_for(double secs) {
         std::unique_lock<std::mutex> lk(mu);
@@ -151,6 +154,13 @@ Scenario::~Scenario() {
 }
 
 Result<std::unique_ptr<Scenario>> Scenario::start(ScenarioOptions opts, ProgressFn progress) {
+    auto sc = prepare(std::move(opts), std::move(progress));
+    if (!sc) return sc;
+    if (auto st = (*sc)->begin_run(); !st) return st.error();
+    return sc;
+}
+
+Result<std::unique_ptr<Scenario>> Scenario::prepare(ScenarioOptions opts, ProgressFn progress) {
     if (auto st = resolve_scenario_options(opts, usable_cpus()); !st) return st.error();
     auto impl = std::make_unique<Impl>();
     impl->opts = std::move(opts);
@@ -187,9 +197,41 @@ Result<std::unique_ptr<Scenario>> Scenario::start(ScenarioOptions opts, Progress
         if (!c) return c.error();
         impl->command.emplace(std::move(*c));
     }
-    Impl* raw = impl.get();
-    impl->coordinator = std::thread([raw] { raw->run(); });
+    impl->base_cpus = o.cpus;
     return std::unique_ptr<Scenario>(new Scenario(std::move(impl)));
+}
+
+Status Scenario::begin_run(const std::vector<int>& cpus) {
+    auto& im = *impl_;
+    if (im.stopped) return make_error("scenario already stopped", EINVAL);
+    if (im.coordinator.joinable()) return make_error("a run of the scenario is still going; end_run() it first", EBUSY);
+    if (im.outcome && im.opts.name == "exec")
+        return make_error("the exec scenario runs its command once", EINVAL);
+    im.opts.cpus = cpus.empty() ? im.base_cpus : cpus;
+    im.stop = false;
+    im.finished = false;
+    im.outcome.reset();
+    Impl* raw = impl_.get();
+    im.coordinator = std::thread([raw] { raw->run(); });
+    return ok_status();
+}
+
+Result<ScenarioResult> Scenario::end_run() {
+    auto& im = *impl_;
+    if (!im.coordinator.joinable()) return make_error("no run of the scenario is going", EINVAL);
+    {
+        std::lock_guard<std::mutex> g(im.mu);
+        im.stop = true;
+    }
+    im.cv.notify_all();
+    im.coordinator.join();
+    if (!im.outcome) return make_error("scenario produced no result");
+    Result<ScenarioResult> r = std::move(*im.outcome);
+    im.outcome.reset();
+    if (!r) return r;
+    r->params = params();
+    r->network = network_json(*im.net);
+    return r;
 }
 
 bool Scenario::done() const { return impl_->finished.load(); }

@@ -1,0 +1,144 @@
+// `hotline validate` and `hotline diff`: thin front ends over the validator and
+// the recording comparison (src/validate/).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "hotline/util.hpp"
+#include "hotline/validator.hpp"
+
+namespace hotline::cli {
+
+namespace {
+
+int fail(const std::string& msg, int rc = kExitValidateError) {
+    fmt::print(stderr, "hotline: {}\n", msg);
+    return rc;
+}
+
+std::string command_line() {
+    std::string s;
+    if (FILE* f = fopen("/proc/self/cmdline", "r")) {
+        int c;
+        while ((c = fgetc(f)) != EOF) s += c ? char(c) : ' ';
+        fclose(f);
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+
+// Text on stdout; JSON and JUnit to files when asked.  Returns false when a file could not be written.
+bool render_all(const VerdictReport& r, const std::string& json_file, const std::string& junit_file) {
+    render_verdict_text(std::cout, r);
+    std::cout.flush();
+    bool ok = true;
+    if (!json_file.empty()) {
+        std::ostringstream os;
+        render_verdict_json(os, r);
+        if (auto st = write_file_atomic(json_file, os.str()); !st) {
+            fmt::print(stderr, "hotline: {}\n", st.error().message());
+            ok = false;
+        }
+    }
+    if (!junit_file.empty()) {
+        std::ostringstream os;
+        render_junit(os, r);
+        if (auto st = write_file_atomic(junit_file, os.str()); !st) {
+            fmt::print(stderr, "hotline: {}\n", st.error().message());
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+Result<nlohmann::json> load_json(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return make_error("cannot read " + path, ENOENT);
+    try {
+        return nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+        return make_error(path + ": not JSON: " + e.what(), EINVAL);
+    }
+}
+
+int run_diff(const ValidateCli& a) {
+    auto cat = load_catalog(a.fixes_dir);
+    if (!cat) return fail(cat.error().message(), kExitUsage);
+    const FixDef* fix = cat->find(a.fix);
+    if (!fix) return fail(fmt::format("unknown fix \"{}\"; known fixes: {}", a.fix, cat->names()), kExitUsage);
+    auto b = load_json(a.baseline);
+    if (!b) return fail(b.error().message());
+    auto c = load_json(a.candidate);
+    if (!c) return fail(c.error().message());
+    auto r = diff_recordings(*fix, *b, *c, a.baseline, a.candidate);
+    if (!r) return fail(r.error().message());
+    if (!render_all(*r, a.json_file, a.junit_file)) return kExitValidateError;
+    return exit_code(r->overall);
+}
+
+}  // namespace
+
+bool ValidateCli::selected() const { return (validate && *validate) || (diff && *diff); }
+
+void add_validate_commands(CLI::App& app, ValidateCli& a) {
+    a.validate = app.add_subcommand(
+        "validate", "Apply a fix in a scenario's namespaces, measure baseline/fix trials (ABAB) and decide; "
+                    "exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 NOT-APPLICABLE, 4 error");
+    auto* v = a.validate;
+    v->add_option("--fix", a.fix, "Fix name (see `hotline fixes list`)")->required();
+    v->add_option("--scenario", a.scenario.name, "Scenario (default: the fix's first)");
+    v->add_option("--trials", a.trials, "Trials per arm before stopping is considered (default 5)");
+    v->add_option("--max-trials", a.max_trials, "Trials per arm at most while results are noisy (default 20)");
+    v->add_option("-d,--duration", a.duration, "Traffic per trial (default 3s)");
+    v->add_flag("--allow-global", a.allow_global, "Permit machine-wide changes");
+    v->add_option("--fixes", a.fixes_dir, "Also load *.toml fix definitions from DIR");
+    v->add_option("--json", a.json_file, "Write the verdict as JSON to FILE");
+    v->add_option("--junit", a.junit_file, "Write the verdict as JUnit XML to FILE");
+    v->add_option("--journal-dir", a.journal_dir, "Journal directory (default /var/lib/hotline)");
+    v->add_option("-t,--targets", a.targets, "Collector targets (comma list); default: all built-in")->delimiter(',');
+    add_scenario_options(v, a.scenario, false);
+
+    a.diff = app.add_subcommand("diff", "Judge a kernel-pair fix between two recordings (baseline kernel first); "
+                                        "exit codes as validate");
+    a.diff->add_option("baseline", a.baseline, "Recording on the kernel without the fix")->required();
+    a.diff->add_option("candidate", a.candidate, "Recording on the kernel with the fix")->required();
+    a.diff->add_option("--expect", a.fix, "Fix whose criteria to judge")->required();
+    a.diff->add_option("--fixes", a.fixes_dir, "Also load *.toml fix definitions from DIR");
+    a.diff->add_option("--json", a.json_file, "Write the verdict as JSON to FILE");
+    a.diff->add_option("--junit", a.junit_file, "Write the verdict as JUnit XML to FILE");
+}
+
+int run_validate_cli(const ValidateCli& a) {
+    if (a.diff && *a.diff) return run_diff(a);
+    ValidatorOptions o;
+    o.fix = a.fix;
+    o.fixes_dir = a.fixes_dir;
+    o.allow_global = a.allow_global;
+    o.journal_dir = a.journal_dir;
+    o.owner = command_line();
+    o.targets = a.targets;
+    o.validate.min_each = a.trials;
+    o.validate.max_each = std::max(a.max_trials, a.trials);
+    if (!a.duration.empty()) {
+        auto d = parse_duration(a.duration);
+        if (!d) return fail(d.error().message(), kExitUsage);
+        if (*d <= 0) return fail("--duration must be positive", kExitUsage);
+        o.trial_s = *d;
+    }
+    if (!a.scenario.name.empty()) {
+        auto so = to_scenario_options(a.scenario);
+        if (!so) return fail(so.error().message(), kExitUsage);
+        o.scenario = *so;
+    }
+    ValidatorOutcome out = run_validator(o, [](const std::string& line) { fmt::print(stderr, "hotline: {}\n", line); });
+    if (!out.error.empty()) fmt::print(stderr, "hotline: {}\n", out.error);
+    bool wrote = render_all(out.report, a.json_file, a.junit_file);
+    if (!wrote && out.exit_code != kExitValidateError) return kExitValidateError;
+    return out.exit_code;
+}
+
+}  // namespace hotline::cli

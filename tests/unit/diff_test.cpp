@@ -1,0 +1,112 @@
+// `hotline diff` on synthetic recordings: the layout fact decides kernel-pair
+// dst-refcnt-false-sharing, measured metrics are reported beside it, and a
+// recording without the per-interval metrics is refused with what to do.
+#include <gtest/gtest.h>
+
+#include "hotline/validator.hpp"
+
+using namespace hotline;
+
+namespace {
+
+nlohmann::json recording(double read_fields, bool carries, double ops_per_s, int intervals) {
+    nlohmann::json per = nlohmann::json::array();
+    for (int i = 0; i < intervals; ++i)
+        per.push_back({{"scenario.ops_per_s", ops_per_s + i}, {"latency.dst_release.mean_ns", 40.0 + i}});
+    return {{"schema", "hotline.recording"},
+            {"kernel", {{"release", carries ? "6.12" : "6.1"}}},
+            {"analysis",
+             {{"interval_metrics", per},
+              {"diff",
+               {{"layout_metrics", {{"layout.dst_entry.read_fields_on_refcnt_line", read_fields}}},
+                {"fixes", {{"dst-refcnt-false-sharing", {{"carries_fix", carries}}}}}}}}}};
+}
+
+const FixDef& fix(const FixCatalog& cat, const char* name) {
+    const FixDef* f = cat.find(name);
+    EXPECT_NE(f, nullptr);
+    return *f;
+}
+
+}  // namespace
+
+TEST(Diff, LayoutFactDecidesAndMeasurementsAreReported) {
+    auto cat = FixCatalog::builtin();
+    ASSERT_TRUE(cat);
+    auto r = diff_recordings(fix(*cat, "dst-refcnt-false-sharing"), recording(2, false, 1000, 4),
+                             recording(0, true, 1100, 5), "6.1.json", "6.12.json");
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->mode, "diff");
+    EXPECT_EQ(r->overall, Verdict::kPass) << r->reason;
+    EXPECT_EQ(r->baseline_trials, 4);
+    EXPECT_EQ(r->candidate_trials, 5);
+    bool layout = false, ops = false;
+    for (auto& c : r->criteria) {
+        if (c.metric == "layout.dst_entry.read_fields_on_refcnt_line") {
+            layout = true;
+            EXPECT_EQ(c.verdict, Verdict::kPass) << c.reason;
+        }
+        if (c.metric == "scenario.ops_per_s") {
+            ops = true;
+            EXPECT_EQ(c.verdict, Verdict::kInfo);
+            EXPECT_GT(c.median_candidate, c.median_baseline);
+        }
+    }
+    EXPECT_TRUE(layout);
+    EXPECT_TRUE(ops);
+    EXPECT_TRUE(r->notes.empty());  // the recordings are the right way round
+    EXPECT_EQ(r->context["candidate"]["carries_fix"], true);
+}
+
+TEST(Diff, SameLayoutOnBothSidesDoesNotPass) {
+    auto cat = FixCatalog::builtin();
+    ASSERT_TRUE(cat);
+    auto r = diff_recordings(fix(*cat, "dst-refcnt-false-sharing"), recording(2, false, 1000, 3),
+                             recording(2, false, 1000, 3), "a.json", "b.json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->overall, Verdict::kFail) << r->reason;
+    ASSERT_FALSE(r->notes.empty());  // neither carries the fix: said so
+    EXPECT_NE(r->notes.front().find("wrong way round"), std::string::npos);
+}
+
+TEST(Diff, SwappedRecordingsFailAndAreFlagged) {
+    auto cat = FixCatalog::builtin();
+    ASSERT_TRUE(cat);
+    auto r = diff_recordings(fix(*cat, "dst-refcnt-false-sharing"), recording(0, true, 1000, 3),
+                             recording(2, false, 1000, 3), "6.12.json", "6.1.json");
+    ASSERT_TRUE(r);
+    EXPECT_NE(r->overall, Verdict::kPass);
+    ASSERT_FALSE(r->notes.empty());
+}
+
+TEST(Diff, RecordingWithoutIntervalMetricsIsRefusedWithAHint) {
+    auto cat = FixCatalog::builtin();
+    ASSERT_TRUE(cat);
+    nlohmann::json old = {{"schema", "hotline.recording"}, {"analysis", {{"layouts", nlohmann::json::array()}}}};
+    auto r = diff_recordings(fix(*cat, "dst-refcnt-false-sharing"), old, recording(0, true, 1, 2), "old.json", "new.json");
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find("old.json"), std::string::npos);
+    EXPECT_NE(r.error().message().find("interval_metrics"), std::string::npos);
+}
+
+TEST(Diff, ScenarioNumbersPerScenario) {
+    ScenarioResult crr;
+    crr.scenario = "tcp-crr";
+    crr.connections = 500;
+    crr.seconds = 2;
+    crr.cpu.threads_measured = true;
+    crr.cpu.sender_pct = 50;
+    crr.cpu.receiver_pct = 25;
+    auto n = scenario_numbers(crr);
+    EXPECT_DOUBLE_EQ(n.ops, 500);
+    EXPECT_DOUBLE_EQ(n.cpu_seconds, 1.5);
+    ScenarioResult dst;
+    dst.scenario = "dst-refcount";
+    dst.messages = 9000;
+    dst.seconds = 3;
+    dst.cpu.cpus = {0, 1};
+    dst.cpu.busy_pct = 50;
+    n = scenario_numbers(dst);
+    EXPECT_DOUBLE_EQ(n.ops, 9000);
+    EXPECT_DOUBLE_EQ(n.cpu_seconds, 3);
+}
