@@ -15,6 +15,9 @@ Result<double> parse_duration(std::string_view s);
 // "a,b,,c" -> {"a","b","c"}
 std::vector<std::string> split_list(std::string_view s);
 
+// This process's command line, arguments joined by spaces (for journals and reports).
+std::string own_command_line();
+
 // Writes a file atomically: temp file in the same directory, fsync, rename.
 Status write_file_atomic(const std::string& path, std::string_view data);
 

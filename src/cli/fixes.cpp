@@ -40,17 +40,6 @@ HostFacts host_facts() {
     return h;
 }
 
-std::string command_line() {
-    std::string s;
-    if (FILE* f = fopen("/proc/self/cmdline", "r")) {
-        int c;
-        while ((c = fgetc(f)) != EOF) s += c ? char(c) : ' ';
-        fclose(f);
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
-}
-
 void print_report(const RestoreReport& r, const char* prefix) {
     for (auto& l : r.lines()) fmt::print(stderr, "hotline: {}{}\n", prefix, l);
 }
@@ -91,7 +80,7 @@ int run_apply(const FixesCli& a, const FixCatalog& cat) {
     JournalOptions jo;
     jo.dir = a.journal_dir;
     jo.allow_global = a.allow_global;
-    jo.owner = command_line();
+    jo.owner = own_command_line();
     auto journal = Journal::open(jo, io);
     if (!journal) return fail(journal.error());
     print_report((*journal)->recovered(), "previous run: ");

@@ -20,17 +20,6 @@ int fail(const std::string& msg, int rc = kExitValidateError) {
     return rc;
 }
 
-std::string command_line() {
-    std::string s;
-    if (FILE* f = fopen("/proc/self/cmdline", "r")) {
-        int c;
-        while ((c = fgetc(f)) != EOF) s += c ? char(c) : ' ';
-        fclose(f);
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
-}
-
 // Text on stdout; JSON and JUnit to files when asked.  Returns false when a file could not be written.
 bool render_all(const VerdictReport& r, const std::string& json_file, const std::string& junit_file) {
     render_verdict_text(std::cout, r);
@@ -119,7 +108,7 @@ int run_validate_cli(const ValidateCli& a) {
     o.fixes_dir = a.fixes_dir;
     o.allow_global = a.allow_global;
     o.journal_dir = a.journal_dir;
-    o.owner = command_line();
+    o.owner = own_command_line();
     o.targets = a.targets;
     o.validate.min_each = a.trials;
     o.validate.max_each = std::max(a.max_trials, a.trials);

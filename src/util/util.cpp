@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "hotline/util.hpp"
@@ -42,6 +43,17 @@ std::vector<std::string> split_list(std::string_view s) {
         s.remove_prefix(c + 1);
     }
     return out;
+}
+
+std::string own_command_line() {
+    std::string s;
+    if (FILE* f = fopen("/proc/self/cmdline", "r")) {
+        int c;
+        while ((c = fgetc(f)) != EOF) s += c ? char(c) : ' ';
+        fclose(f);
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
 }
 
 Status write_file_atomic(const std::string& path, std::string_view data) {

@@ -54,10 +54,11 @@ Result<double> iperf3_msgs_per_s(const std::vector<int>& cpus, int streams, doub
     o.cpus = cpus;
     o.server_command = {"sh", "-c", "exec iperf3 -s > /dev/null 2>&1"};
     // The server needs a moment to listen: the client retries until it connects.
+    // iperf3 -J can exit 0 with {"error": "unable to connect ..."}, so the JSON is checked too.
     o.command = {"sh", "-c",
                  fmt::format("for i in $(seq 100); do iperf3 -c $HOTLINE_SERVER_ADDR -t {} -l 64 -N -w 64K -P {} -J > {} "
-                             "&& exit 0; sleep 0.1; done; exit 1",
-                             std::max(1L, std::lround(secs)), streams, out)};
+                             "&& ! grep -q '\"error\"' {} && exit 0; sleep 0.1; done; exit 1",
+                             std::max(1L, std::lround(secs)), streams, out, out)};
     auto r = run(o);
     std::ifstream f(out);
     std::stringstream ss;
