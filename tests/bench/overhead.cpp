@@ -1,0 +1,550 @@
+// What hotline costs, side by side in one run: per-hit price of each program next
+// to an empty one, workload throughput with/without hotline and bpftrace (ABAB),
+// and the agent's attach time, first report, CPU and RSS.  Prints, never asserts.
+//
+//   bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] [--hotline BIN]
+//                  [--no-bpftrace] [--only cost,workload,agent]
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hotline/cost.hpp"
+#include "hotline/scenario.hpp"
+#include "hotline/session.hpp"
+#include "hotline/workload.hpp"
+
+using namespace hotline;
+using nlohmann::json;
+
+namespace {
+
+struct Spread {
+    double median = 0, min = 0, max = 0;
+    std::size_t n = 0;
+};
+
+Spread spread(std::vector<double> v) {
+    Spread s;
+    if (v.empty()) return s;
+    std::sort(v.begin(), v.end());
+    s.n = v.size();
+    s.min = v.front();
+    s.max = v.back();
+    s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    return s;
+}
+
+json to_json(const Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"n", s.n}}; }
+
+std::string fmt_spread(const Spread& s, int prec = 1) {
+    if (s.n == 0) return "-";
+    return fmt::format("{:.{}f} [{:.{}f}-{:.{}f}]", s.median, prec, s.min, prec, s.max, prec);
+}
+
+// Targets missed, collected for the closing note.
+std::vector<std::string> g_missed;
+void check(const std::string& what, double value, double budget, bool le = true) {
+    if (value <= 0) return;
+    bool ok = le ? value <= budget : value >= budget;
+    if (!ok) g_missed.push_back(fmt::format("{}: {:.3g} (target {} {:.3g})", what, value, le ? "<=" : ">=", budget));
+}
+
+// --- BPF program statistics by id (for bpftrace's programs) -------------------------------
+
+struct ProgStat {
+    std::string name;
+    std::uint64_t run_cnt = 0, run_time_ns = 0;
+};
+
+std::map<std::uint32_t, ProgStat> all_progs() {
+    std::map<std::uint32_t, ProgStat> out;
+    std::uint32_t id = 0;
+    while (bpf_prog_get_next_id(id, &id) == 0) {
+        int fd = bpf_prog_get_fd_by_id(id);
+        if (fd < 0) continue;
+        bpf_prog_info info{};
+        std::uint32_t len = sizeof info;
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+            out[id] = {info.name, info.run_cnt, info.run_time_ns};
+        close(fd);
+    }
+    return out;
+}
+
+// --- workload runs --------------------------------------------------------------------------
+
+struct RunResult {
+    double rate = 0;          // messages (dst-refcount) or connections (tcp-crr) per second
+    double cpu_us_per_msg = 0;  // busy CPU time of the scenario's CPUs per message
+    double hits_per_s = 0;    // probe runs per second (hotline or bpftrace)
+    double ns_per_hit = 0;    // their mean run time
+};
+
+Result<RunResult> run_scenario_once(const std::string& name, double secs) {
+    ScenarioOptions o;
+    o.name = name;
+    o.duration_s = secs;
+    auto r = run_scenario(o, {});
+    if (!r) return r.error();
+    if (r->stop_reason.rfind("stopped by", 0) == 0) return make_error("interrupted", EINTR);
+    RunResult rr;
+    double n = name == "tcp-crr" ? double(r->connections) : double(r->messages);
+    rr.rate = r->seconds > 0 ? n / r->seconds : 0;
+    double cpu_s = r->cpu.busy_pct / 100.0 * double(r->cpu.cpus.size()) * r->seconds;
+    rr.cpu_us_per_msg = n > 0 ? cpu_s / n * 1e6 : 0;
+    return rr;
+}
+
+void sum_cost(const Interval& iv, double secs, RunResult& rr) {
+    std::uint64_t cnt = 0, ns = 0;
+    for (auto& c : iv.d.cost) {
+        cnt += c.run_cnt;
+        ns += c.run_time_ns;
+    }
+    rr.hits_per_s = secs > 0 ? double(cnt) / secs : 0;
+    rr.ns_per_hit = cnt ? double(ns) / double(cnt) : 0;
+}
+
+const char* kBpftraceScript =
+    "tracepoint:skb:consume_skb, tracepoint:skb:kfree_skb, tracepoint:workqueue:workqueue_queue_work "
+    "{ @[cpu] = count(); }";
+
+// bpftrace attached for the length of one run; its programs are the new ids.
+struct Bpftrace {
+    std::optional<ChildProcess> child;
+    std::set<std::uint32_t> ids;
+
+    static Result<Bpftrace> start() {
+        auto before = all_progs();
+        SpawnOptions so;
+        so.die_with_parent = true;
+        int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        so.stdout_fd = devnull;
+        auto c = ChildProcess::spawn({"bpftrace", "-e", kBpftraceScript}, so);
+        close(devnull);
+        if (!c) return c.error();
+        Bpftrace b;
+        b.child.emplace(std::move(*c));
+        for (int i = 0; i < 200; ++i) {  // up to 20 s: bpftrace compiles with LLVM first
+            int st;
+            if (b.child->poll(&st)) return make_error(fmt::format("bpftrace exited with status {}", st), ECHILD);
+            auto now = all_progs();
+            for (auto& [id, p] : now)
+                if (!before.count(id)) b.ids.insert(id);
+            if (b.ids.size() >= 3) {
+                usleep(200000);
+                return b;
+            }
+            usleep(100000);
+        }
+        return make_error("bpftrace did not attach within 20 s", ETIMEDOUT);
+    }
+    std::pair<std::uint64_t, std::uint64_t> stats() const {
+        std::uint64_t cnt = 0, ns = 0;
+        auto now = all_progs();
+        for (auto id : ids)
+            if (auto it = now.find(id); it != now.end()) {
+                cnt += it->second.run_cnt;
+                ns += it->second.run_time_ns;
+            }
+        return {cnt, ns};
+    }
+    ~Bpftrace() {
+        if (child) {
+            child->signal(SIGINT);
+            child->wait();
+        }
+    }
+    Bpftrace() = default;
+    Bpftrace(Bpftrace&&) = default;
+};
+
+// --- agent ------------------------------------------------------------------------------------
+
+std::uint64_t proc_cpu_ns(pid_t pid) {
+    std::uint64_t total = 0;
+    std::error_code ec;
+    for (auto& e : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+        std::ifstream f(e.path() / "schedstat");
+        std::uint64_t ns = 0;
+        if (f >> ns) total += ns;
+    }
+    return total;
+}
+
+long status_kb(pid_t pid, const char* key) {
+    std::ifstream f(fmt::format("/proc/{}/status", pid));
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind(key, 0) == 0) return std::atol(line.c_str() + std::strlen(key) + 1);
+    return 0;
+}
+
+struct AgentRun {
+    double attach_s = 0, first_report_s = 0, cpu_pct = 0, rss_mb = 0, peak_rss_mb = 0;
+};
+
+// `hotline record` as users run it, under a dst-refcount load in this process.
+Result<AgentRun> run_agent(const std::string& bin, double secs) {
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) return make_error("pipe", errno);
+    SpawnOptions so;
+    so.die_with_parent = true;
+    so.stdout_fd = out[1];
+    so.stderr_fd = err[1];
+    double t0 = monotonic_seconds();
+    auto c = ChildProcess::spawn({bin, "record", "--duration", fmt::format("{}", secs), "--interval", "1s"}, so);
+    close(out[1]);
+    close(err[1]);
+    if (!c) {
+        close(out[0]);
+        close(err[0]);
+        return c.error();
+    }
+    AgentRun a;
+    std::string obuf, ebuf;
+    std::uint64_t cpu0 = 0;
+    double tcpu0 = 0, tcpu1 = 0;
+    std::uint64_t cpu1 = 0;
+    double next_sample = 0;
+    bool open_o = true, open_e = true;
+    while (open_o || open_e) {
+        pollfd p[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+        poll(p, 2, 100);
+        char buf[4096];
+        for (int i = 0; i < 2; ++i) {
+            if (!(p[i].revents & (POLLIN | POLLHUP))) continue;
+            ssize_t n = read(p[i].fd, buf, sizeof buf);
+            if (n <= 0) {
+                (i ? open_e : open_o) = false;
+                continue;
+            }
+            (i ? ebuf : obuf).append(buf, std::size_t(n));
+        }
+        double now = monotonic_seconds();
+        // Attached: the plan lines are printed right after the session opened.
+        if (a.attach_s == 0 && ebuf.find('\n') != std::string::npos) {
+            a.attach_s = now - t0;
+            cpu0 = proc_cpu_ns(c->pid());
+            tcpu0 = now;
+            next_sample = now + 1;
+        }
+        if (a.first_report_s == 0 && obuf.find("interval 1") != std::string::npos) a.first_report_s = now - t0;
+        if (a.attach_s > 0 && now >= next_sample && now < tcpu0 + secs - 0.5) {
+            // The last full sample before the summary and JSON writing at the end.
+            cpu1 = proc_cpu_ns(c->pid());
+            tcpu1 = now;
+            a.rss_mb = double(status_kb(c->pid(), "VmRSS:")) / 1024;
+            a.peak_rss_mb = std::max(a.peak_rss_mb, double(status_kb(c->pid(), "VmHWM:")) / 1024);
+            next_sample = now + 1;
+        }
+    }
+    close(out[0]);
+    close(err[0]);
+    int st = c->wait();
+    if (st != 0) return make_error(fmt::format("hotline record exited with status {}: {}", st, ebuf), ECHILD);
+    if (tcpu1 > tcpu0) a.cpu_pct = double(cpu1 - cpu0) / 1e9 / (tcpu1 - tcpu0) * 100;
+    return a;
+}
+
+std::string default_hotline(const char* argv0) {
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        auto p = self.parent_path().parent_path().parent_path() / "hotline";  // build/tests/bench -> build
+        if (std::filesystem::exists(p)) return p.string();
+    }
+    (void)argv0;
+    return "hotline";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool smoke = false, bpftrace = true;
+    int pairs = 5;
+    double secs = 5;
+    std::string json_path = "bench-overhead.json", hotline_bin = default_hotline(argv[0]);
+    std::set<std::string> only;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto val = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                fmt::print(stderr, "bench_overhead: {} needs a value\n", a);
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--smoke") smoke = true;
+        else if (a == "--pairs") pairs = std::atoi(val().c_str());
+        else if (a == "--duration") secs = std::atof(val().c_str());
+        else if (a == "--json") json_path = val();
+        else if (a == "--hotline") hotline_bin = val();
+        else if (a == "--no-bpftrace") bpftrace = false;
+        else if (a == "--only") {
+            std::stringstream ss(val());
+            for (std::string s; std::getline(ss, s, ',');) only.insert(s);
+        } else {
+            fmt::print(stderr, "usage: bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
+                               "[--hotline BIN] [--no-bpftrace] [--only cost,workload,agent]\n");
+            return 2;
+        }
+    }
+    if (smoke) {
+        pairs = 1;
+        secs = 1;
+    }
+    if (pairs < 1 || secs <= 0) {
+        fmt::print(stderr, "bench_overhead: --pairs and --duration must be positive\n");
+        return 2;
+    }
+    auto want = [&](const char* s) { return only.empty() || only.count(s); };
+    if (geteuid() != 0) {
+        fmt::print("bench_overhead: needs root (BPF, network namespaces); skipped\n");
+        return smoke ? 0 : 1;
+    }
+    if (bpftrace && std::system("command -v bpftrace > /dev/null 2>&1") != 0) {
+        fmt::print("bench_overhead: bpftrace not installed (apt-get install bpftrace); its columns are skipped\n");
+        bpftrace = false;
+    }
+    // Run statistics on for the whole run, bpftrace's programs included; dropped
+    // with this fd at exit, so kernel.bpf_stats_enabled is never touched.
+    int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+    if (stats_fd < 0) fmt::print("bench_overhead: cannot enable BPF run statistics: {}\n", std::strerror(errno));
+
+    KernelInfo k = probe_kernel();
+    auto topo = read_topology();
+    if (!topo) {
+        fmt::print(stderr, "bench_overhead: {}\n", topo.error().message());
+        return 1;
+    }
+    json out = {{"pairs", pairs}, {"duration_s", secs}, {"smoke", smoke}};
+
+    // --- 1. per-hit cost against an empty program ----------------------------------------------
+    if (want("cost")) {
+        std::map<std::string, std::map<std::string, std::vector<double>>> ns, ratio;  // attach -> variant
+        std::vector<std::string> order;
+        std::vector<std::string> notes;
+        for (int r = 0; r < pairs; ++r) {
+            auto rep = measure_cost({}, k, *topo, [&]() -> Status {
+                for (const char* s : {"dst-refcount", "tcp-crr"})
+                    if (auto rr = run_scenario_once(s, secs / 2); !rr) return rr.error();
+                return ok_status();
+            });
+            if (!rep) {
+                fmt::print("cost: {}\n", rep.error().message());
+                break;
+            }
+            notes = rep->notes;
+            for (auto& row : rep->rows) {
+                if (!ns.count(row.attach)) order.push_back(row.attach);
+                for (auto& v : row.variants) {
+                    if (!v.run_cnt) continue;
+                    ns[row.attach][v.name].push_back(v.ns_per_run());
+                    if (v.name != "empty") ratio[row.attach][v.name].push_back(row.ratio(v.name));
+                }
+            }
+        }
+        fmt::print("\n== per-hit cost, ns per run (median [min-max] over {} runs), all variants attached at once\n",
+                   pairs);
+        fmt::print("{:<30} {:<8} {:>24} {:>22} {:>8}\n", "attach point", "variant", "ns/hit", "x empty", "target");
+        json jc = json::array();
+        for (auto& ap : order) {
+            for (const char* v : {"empty", "count", "latency", "handoff"}) {
+                if (!ns[ap].count(v)) continue;
+                Spread s = spread(ns[ap][v]);
+                Spread q = spread(ratio[ap][v]);
+                double budget = cost_budget(v);
+                std::string tgt = budget > 0 ? fmt::format("<={:.1f}", budget) : "";
+                if (budget > 0) check(fmt::format("cost {} {} x empty", ap, v), q.median, budget);
+                fmt::print("{:<30} {:<8} {:>24} {:>22} {:>8}{}\n", ap, v, fmt_spread(s), v == std::string("empty") ? "" : fmt_spread(q, 2),
+                           tgt, budget > 0 && q.median > budget ? "  MISSED" : "");
+                jc.push_back({{"attach", ap}, {"variant", v}, {"ns_per_hit", to_json(s)}, {"ratio_to_empty", to_json(q)},
+                              {"target", budget}});
+            }
+        }
+        for (auto& n : notes) fmt::print("  note: {}\n", n);
+        out["cost"] = {{"rows", jc}, {"notes", notes}};
+    }
+
+    // --- 2/3. workload overhead, interleaved ------------------------------------------------------
+    if (want("workload")) {
+        json jw = json::array();
+        std::vector<std::string> modes = {"none", "hotline"};
+        if (bpftrace) modes.push_back("bpftrace");
+        fmt::print("\n== workload overhead: {} rounds of {} interleaved, {:.0f} s each\n", pairs,
+                   fmt::join(modes, "/"), secs);
+        fmt::print("{:<13} {:<9} {:>30} {:>26} {:>22} {:>18}\n", "scenario", "mode", "rate/s", "CPU us/msg",
+                   "probe hits/s", "ns/hit");
+        for (const char* scen : {"dst-refcount", "tcp-crr"}) {
+            std::map<std::string, std::vector<RunResult>> res;
+            for (int r = 0; r < pairs; ++r) {
+                // Rotate the order each round so no mode always runs first.
+                for (std::size_t m = 0; m < modes.size(); ++m) {
+                    const std::string& mode = modes[(m + std::size_t(r)) % modes.size()];
+                    Result<RunResult> rr = make_error("not run", EINVAL);
+                    if (mode == "none") {
+                        rr = run_scenario_once(scen, secs);
+                    } else if (mode == "hotline") {
+                        auto s = Session::open(SessionOptions{}, k, *topo);
+                        if (!s) {
+                            rr = s.error();
+                        } else {
+                            auto a = (*s)->read();
+                            rr = run_scenario_once(scen, secs);
+                            auto b = (*s)->read();
+                            if (rr && a && b) {
+                                auto iv = delta(*a, *b);
+                                sum_cost(iv, iv.seconds(), *rr);
+                            }
+                        }
+                    } else {
+                        auto b = Bpftrace::start();
+                        if (!b) {
+                            rr = b.error();
+                        } else {
+                            auto s0 = b->stats();
+                            double t0 = monotonic_seconds();
+                            rr = run_scenario_once(scen, secs);
+                            auto s1 = b->stats();
+                            double el = monotonic_seconds() - t0;
+                            if (rr) {
+                                std::uint64_t cnt = s1.first - s0.first, ns = s1.second - s0.second;
+                                rr->hits_per_s = double(cnt) / el;
+                                rr->ns_per_hit = cnt ? double(ns) / double(cnt) : 0;
+                            }
+                        }
+                    }
+                    if (!rr) {
+                        fmt::print("  {} {}: {}\n", scen, mode, rr.error().message());
+                        continue;
+                    }
+                    res[mode].push_back(*rr);
+                }
+            }
+            json js = {{"scenario", scen}};
+            auto col = [&](const std::string& mode, double RunResult::*f) {
+                std::vector<double> v;
+                for (auto& x : res[mode]) v.push_back(x.*f);
+                return spread(v);
+            };
+            for (auto& mode : modes) {
+                Spread rate = col(mode, &RunResult::rate), cpu = col(mode, &RunResult::cpu_us_per_msg),
+                       hits = col(mode, &RunResult::hits_per_s), nsh = col(mode, &RunResult::ns_per_hit);
+                fmt::print("{:<13} {:<9} {:>30} {:>26} {:>22} {:>18}\n", scen, mode, fmt_spread(rate, 0),
+                           fmt_spread(cpu, 2), mode == "none" ? "-" : fmt_spread(hits, 0),
+                           mode == "none" ? "-" : fmt_spread(nsh, 1));
+                js[mode] = {{"rate_per_s", to_json(rate)}, {"cpu_us_per_msg", to_json(cpu)},
+                            {"hits_per_s", to_json(hits)}, {"ns_per_hit", to_json(nsh)}};
+            }
+            // Ratios of medians, and their spread over the rounds (round i against round i).
+            auto ratios = [&](const std::string& a, const std::string& b, double RunResult::*f) {
+                std::vector<double> v;
+                for (std::size_t i = 0; i < std::min(res[a].size(), res[b].size()); ++i)
+                    if (res[b][i].*f > 0) v.push_back(res[a][i].*f / (res[b][i].*f));
+                Spread s = spread(v);
+                Spread ma = col(a, f), mb = col(b, f);
+                double rm = mb.median > 0 ? ma.median / mb.median : 0;
+                return std::make_pair(rm, s);
+            };
+            for (auto& mode : modes) {
+                if (mode == "none") continue;
+                auto [tr, ts] = ratios(mode, "none", &RunResult::rate);
+                auto [cr, cs] = ratios(mode, "none", &RunResult::cpu_us_per_msg);
+                fmt::print("  {} {}/none: throughput {:.3f} (per round {}), CPU per message {:.3f} (per round {}){}\n",
+                           scen, mode, tr, fmt_spread(ts, 3), cr, fmt_spread(cs, 3),
+                           mode == "hotline" && tr > 0 && tr < 0.97 ? "  MISSED (target >= 0.970)" : "");
+                if (mode == "hotline") check(fmt::format("{} throughput with hotline / without", scen), tr, 0.97, false);
+                js["ratio_" + mode + "_none"] = {{"throughput", tr}, {"throughput_rounds", to_json(ts)},
+                                                 {"cpu_per_msg", cr}, {"cpu_per_msg_rounds", to_json(cs)}};
+            }
+            if (bpftrace) {
+                auto [hr, hs] = ratios("hotline", "bpftrace", &RunResult::ns_per_hit);
+                auto [tr, ts] = ratios("hotline", "bpftrace", &RunResult::rate);
+                fmt::print("  {} hotline/bpftrace: ns per hit {:.3f} (per round {}), throughput {:.3f}{}\n", scen, hr,
+                           fmt_spread(hs, 3), tr, hr > 0.3 ? "  MISSED (target <= 0.3)" : "");
+                check(fmt::format("{} per-hit cost hotline / bpftrace", scen), hr, 0.3);
+                js["ratio_hotline_bpftrace"] = {{"ns_per_hit", hr}, {"ns_per_hit_rounds", to_json(hs)}, {"throughput", tr}};
+            }
+            jw.push_back(js);
+        }
+        out["workload"] = jw;
+    }
+
+    // --- 4. the agent ------------------------------------------------------------------------------
+    if (want("agent")) {
+        double rec_s = smoke ? 3 : std::max(10.0, secs * 2);
+        std::vector<AgentRun> runs;
+        int n = smoke ? 1 : std::min(pairs, 3);
+        for (int r = 0; r < n; ++r) {
+            ScenarioOptions so;
+            so.name = "dst-refcount";
+            so.duration_s = rec_s + 5;
+            auto load = Scenario::start(so);
+            if (!load) {
+                fmt::print("agent: {}\n", load.error().message());
+                break;
+            }
+            auto a = run_agent(hotline_bin, rec_s);
+            (void)(*load)->stop();
+            if (!a) {
+                fmt::print("agent: {}\n", a.error().message());
+                break;
+            }
+            runs.push_back(*a);
+        }
+        auto col = [&](double AgentRun::*f) {
+            std::vector<double> v;
+            for (auto& x : runs) v.push_back(x.*f);
+            return spread(v);
+        };
+        struct Line {
+            const char* name;
+            double AgentRun::*f;
+            double budget;
+            const char* unit;
+        } lines[] = {{"attach (start to plan printed)", &AgentRun::attach_s, 0.2, "s"},
+                     {"first report", &AgentRun::first_report_s, 1.2, "s"},
+                     {"CPU, 1 s intervals", &AgentRun::cpu_pct, 0.5, "% of one core"},
+                     {"RSS, steady", &AgentRun::rss_mb, 32, "MB"},
+                     {"RSS, peak", &AgentRun::peak_rss_mb, 32, "MB"}};
+        fmt::print("\n== agent: `hotline record --interval 1s` for {:.0f} s under dst-refcount, {} runs\n", rec_s,
+                   runs.size());
+        json ja;
+        for (auto& l : lines) {
+            Spread s = col(l.f);
+            bool miss = s.n && s.median > l.budget;
+            fmt::print("{:<32} {:>26} {:<14} target <= {}{}\n", l.name, fmt_spread(s, 3), l.unit, l.budget,
+                       miss ? "  MISSED" : "");
+            if (s.n) check(fmt::format("agent {}", l.name), s.median, l.budget);
+            ja[l.name] = {{"value", to_json(s)}, {"unit", l.unit}, {"target", l.budget}};
+        }
+        out["agent"] = ja;
+    }
+
+    out["missed"] = g_missed;
+    fmt::print("\n");
+    if (g_missed.empty()) fmt::print("all targets met\n");
+    for (auto& m : g_missed) fmt::print("MISSED {}\n", m);
+    std::ofstream(json_path) << out.dump(2) << "\n";
+    fmt::print("JSON: {}\n", json_path);
+    if (stats_fd >= 0) close(stats_fd);
+    return 0;
+}
