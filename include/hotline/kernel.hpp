@@ -63,14 +63,15 @@ private:
     struct Sym {
         std::uint64_t addr;
         std::uint64_t end;       // next higher symbol's address of any type; 0: none
-        std::uint32_t name;      // offset into names_ (NUL-terminated)
-        std::uint32_t primary;   // 1: the first symbol listed at its address
+        std::uint32_t name;      // offset into names_
+        std::uint16_t len;       // name length (kernel symbol names are < 512 bytes)
+        std::uint16_t primary;   // 1: the first symbol listed at its address
     };
-    std::string_view name_of(const Sym& s) const { return std::string_view(names_.data() + s.name); }
+    std::string_view name_of(const Sym& s) const { return {names_.data() + s.name, s.len}; }
     const Sym* find(std::string_view name) const;
 
     std::vector<Sym> syms_;            // text symbols by address
-    std::string names_;                // arena of NUL-terminated names
+    std::string names_;                // arena of names, NUL-separated
     std::vector<std::uint32_t> by_name_;  // indices into syms_, sorted by name, first per name
     std::size_t parsed_ = 0;
     bool visible_ = false;

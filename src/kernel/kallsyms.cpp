@@ -23,7 +23,7 @@ public:
         std::string_view rest = line.substr(sp1 + 3);
         auto end = rest.find_first_of(" \t\n");
         std::string_view name = rest.substr(0, end);
-        if (name.empty()) return;
+        if (name.empty() || name.size() > UINT16_MAX) return;
         bool text = type == 't' || type == 'T';
         std::uint32_t off = UINT32_MAX;
         if (text) {
@@ -31,7 +31,7 @@ public:
             k_.names_.append(name);
             k_.names_.push_back('\0');
         }
-        raw_.push_back({addr, off, text});
+        raw_.push_back({addr, off, static_cast<std::uint16_t>(name.size()), text});
         ++k_.parsed_;
         if (addr) k_.visible_ = true;
     }
@@ -47,7 +47,9 @@ public:
             while (j < raw_.size() && raw_[j].addr == raw_[i].addr) ++j;
             std::uint64_t end = j < raw_.size() ? raw_[j].addr : 0;
             for (std::size_t m = i; m < j; ++m)
-                if (raw_[m].text) k_.syms_.push_back({raw_[m].addr, end, raw_[m].name, m == i ? 1u : 0u});
+                if (raw_[m].text)
+                    k_.syms_.push_back({raw_[m].addr, end, raw_[m].name, raw_[m].len,
+                                        static_cast<std::uint16_t>(m == i ? 1 : 0)});
             i = j;
         }
         std::vector<Raw>().swap(raw_);
@@ -70,6 +72,7 @@ private:
     struct Raw {
         std::uint64_t addr;
         std::uint32_t name;
+        std::uint16_t len;
         bool text;
     };
     std::vector<Raw> raw_;
