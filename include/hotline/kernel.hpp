@@ -38,7 +38,10 @@ struct SymRange {
     std::uint64_t end = 0;  // exclusive: the next higher symbol's address
 };
 
-// /proc/kallsyms, sorted, for function ranges and symbolization.
+// /proc/kallsyms, sorted, for function ranges and symbolization.  Compact: only
+// text symbols are kept (other symbols only end the function before them), names
+// live in one arena, and by-name lookup is a sorted index: a live session holds
+// this for its whole run, so it must stay a few MB for ~100k+ symbols.
 class Kallsyms {
 public:
     static Result<Kallsyms> load(const std::string& path = "/proc/kallsyms");
@@ -49,16 +52,28 @@ public:
     std::optional<SymRange> range(std::string_view name) const;
     // "func+0x12" for a kernel text address, nullopt when unknown.
     std::optional<std::string> symbolize(std::uint64_t addr) const;
-    std::size_t size() const { return syms_.size(); }
+    // Symbols parsed (of every type), as listed in the file.
+    std::size_t size() const { return parsed_; }
+    // Bytes held by the tables (for the overhead benchmark).
+    std::size_t memory_bytes() const;
+
+    class Builder;
 
 private:
     struct Sym {
         std::uint64_t addr;
-        std::string name;
-        bool text;
+        std::uint64_t end;       // next higher symbol's address of any type; 0: none
+        std::uint32_t name;      // offset into names_
+        std::uint16_t len;       // name length (kernel symbol names are < 512 bytes)
+        std::uint16_t primary;   // 1: the first symbol listed at its address
     };
-    std::vector<Sym> syms_;                     // by address
-    std::map<std::string, std::size_t, std::less<>> by_name_;  // first text symbol of a name
+    std::string_view name_of(const Sym& s) const { return {names_.data() + s.name, s.len}; }
+    const Sym* find(std::string_view name) const;
+
+    std::vector<Sym> syms_;            // text symbols by address
+    std::string names_;                // arena of names, NUL-separated
+    std::vector<std::uint32_t> by_name_;  // indices into syms_, sorted by name, first per name
+    std::size_t parsed_ = 0;
     bool visible_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
+#include <malloc.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -673,7 +674,6 @@ public:
     std::vector<SampledTarget> sampled_;
     std::unique_ptr<LoadedObject> sampling_;
     int stats_fd_ = -1;
-    std::unique_ptr<KernelBtf> btf_;
 
     ~SessionImpl() override {
         workq_.reset();
@@ -776,7 +776,10 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
         else if (auto st = impl->start_workq(); !st) impl->info_.workq = st.error().message();
         else impl->info_.workq = "attached: tp_btf workqueue_queue_work, workqueue_execute_start, irq_handler_entry";
     }
-    impl->btf_ = std::move(btf);
+    // BTF is needed only for planning; a session can run for days, so free it now
+    // and give the planning peak (BTF and every skeleton's CO-RE pass) back.
+    btf.reset();
+    malloc_trim(0);
     return std::unique_ptr<Session>(std::move(impl));
 }
 

@@ -44,6 +44,21 @@ TEST(Kallsyms, Symbolize) {
     EXPECT_EQ(k.symbolize(0xffffffff81a00010ULL).value_or(""), "dst_release+0x10");
     EXPECT_EQ(k.symbolize(0xffffffff81a00200ULL).value_or(""), "ipv4_dst_check");
     EXPECT_FALSE(k.symbolize(0x1000).has_value());
+    // Inside a data symbol that follows a function: not a function address.
+    EXPECT_FALSE(k.symbolize(0xffffffff81a00110ULL).has_value());
+    EXPECT_EQ(k.symbolize(0xffffffff81a00090ULL).value_or(""), "dst_destroy_rcu+0x10");
+}
+
+TEST(Kallsyms, KeepsOnlyTextNamesButCountsAll) {
+    auto k = Kallsyms::parse(kText);
+    EXPECT_EQ(k.size(), 8u);
+    EXPECT_GT(k.memory_bytes(), 0u);
+    // Duplicate names (static functions in two files): the lower address is the one named.
+    auto d = Kallsyms::parse("ffffffff81000000 t dup\nffffffff81000040 T other\nffffffff81000080 t dup\n"
+                             "ffffffff810000c0 T tail\n");
+    ASSERT_TRUE(d.range("dup").has_value());
+    EXPECT_EQ(d.range("dup")->start, 0xffffffff81000000ULL);
+    EXPECT_EQ(d.symbolize(0xffffffff81000090ULL).value_or(""), "dup+0x10");
 }
 
 TEST(Kallsyms, HiddenAddressesGiveNoRanges) {
