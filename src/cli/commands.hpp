@@ -142,6 +142,7 @@ class Result;
 namespace hotline::cli {
 // Adds the scenario shape options to a subcommand (duration only when asked).
 void add_scenario_options(CLI::App* app, ScenarioArgs& a, bool with_duration);
-// Checks the arguments and turns them into library options.
+// Checks the arguments and turns them into library options (resolved against the
+// usable CPUs when a.name is set).
 hotline::Result<hotline::ScenarioOptions> to_scenario_options(const ScenarioArgs& a);
 }  // namespace hotline::cli

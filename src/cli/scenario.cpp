@@ -56,7 +56,10 @@ Result<ScenarioOptions> to_scenario_options(const ScenarioArgs& a) {
     o.qperf_test = a.qperf_test;
     if (!a.server_command.empty()) o.server_command = {"sh", "-c", a.server_command};
     o.command = a.command;
-    if (auto st = resolve_scenario_options(o, usable_cpus()); !st) return st.error();
+    // Without a name (validate: the fix's default scenario) the caller resolves
+    // once it knows which scenario runs.
+    if (!o.name.empty())
+        if (auto st = resolve_scenario_options(o, usable_cpus()); !st) return st.error();
     return o;
 }
 

@@ -118,11 +118,10 @@ int run_validate_cli(const ValidateCli& a) {
         if (*d <= 0) return fail("--duration must be positive", kExitUsage);
         o.trial_s = *d;
     }
-    if (!a.scenario.name.empty()) {
-        auto so = to_scenario_options(a.scenario);
-        if (!so) return fail(so.error().message(), kExitUsage);
-        o.scenario = *so;
-    }
+    // Shape options count with or without --scenario (then for the fix's default scenario).
+    auto so = to_scenario_options(a.scenario);
+    if (!so) return fail(so.error().message(), kExitUsage);
+    o.scenario = *so;
     ValidatorOutcome out = run_validator(o, [](const std::string& line) { fmt::print(stderr, "hotline: {}\n", line); });
     if (!out.error.empty()) fmt::print(stderr, "hotline: {}\n", out.error);
     bool wrote = render_all(out.report, a.json_file, a.junit_file);

@@ -56,12 +56,24 @@ std::string criterion_line(const CriterionResult& c) {
     return s;
 }
 
+// A run that ended in an error (context.error, set by the validator) has no
+// verdict and exits 4, whatever its partial trials say.
+const std::string* run_error(const VerdictReport& r) {
+    if (!r.context.is_object()) return nullptr;
+    auto it = r.context.find("error");
+    if (it == r.context.end() || !it->is_string()) return nullptr;
+    return it->get_ptr<const std::string*>();
+}
+
 }  // namespace
 
 void render_verdict_text(std::ostream& os, const VerdictReport& r) {
+    const std::string* err = run_error(r);
     os << fmt::format("fix {}{}: {}\n", r.fix, r.scenario.empty() ? "" : " on " + r.scenario,
-                      to_string(r.overall));
-    os << "  " << r.reason << "\n";
+                      err ? "ERROR" : to_string(r.overall));
+    os << "  " << (err ? *err : r.reason) << "\n";
+    if (err && !r.trials.empty())
+        os << fmt::format("  no verdict; the trials so far alone would say {}: {}\n", to_string(r.overall), r.reason);
     if (r.overall != Verdict::kNotApplicable) {
         os << fmt::format("  {} baseline and {} fix trials{}; effect = median(fix) / median(baseline), "
                           "{:.0f}% bootstrap CI, seed {}\n",
@@ -99,9 +111,17 @@ nlohmann::json verdict_to_json(const VerdictReport& r) {
     j["fix"] = r.fix;
     j["scenario"] = r.scenario;
     j["mode"] = r.mode;
-    j["verdict"] = std::string(to_string(r.overall));
-    j["exit_code"] = exit_code(r.overall);
-    j["reason"] = r.reason;
+    if (const std::string* err = run_error(r)) {
+        j["verdict"] = "ERROR";
+        j["exit_code"] = kExitValidateError;
+        j["reason"] = *err;
+        j["error"] = *err;
+        j["partial_verdict"] = std::string(to_string(r.overall));
+    } else {
+        j["verdict"] = std::string(to_string(r.overall));
+        j["exit_code"] = exit_code(r.overall);
+        j["reason"] = r.reason;
+    }
     j["options"] = {{"min_each", r.options.min_each},
                     {"max_each", r.options.max_each},
                     {"confidence", r.options.confidence},
@@ -162,15 +182,18 @@ void render_junit(std::ostream& os, const VerdictReport& r) {
     }
     // NOT-APPLICABLE gets one extra testcase carrying the reason, so the file
     // says why even when the fix has no criteria.
-    bool na_case = r.overall == Verdict::kNotApplicable;
-    int tests = int(r.criteria.size()) + (na_case ? 1 : 0);
+    // An error gets one testcase of its own carrying the message.
+    const std::string* err = run_error(r);
+    bool na_case = r.overall == Verdict::kNotApplicable && !err;
+    int errors = err ? 1 : 0;
+    int tests = int(r.criteria.size()) + (na_case ? 1 : 0) + errors;
     if (na_case) ++skipped;
     std::string suite = "hotline.validate." + r.fix;
     os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    os << fmt::format("<testsuites name=\"hotline\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
-                      tests, failures, skipped);
-    os << fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
-                      xml_escape(suite), tests, failures, skipped);
+    os << fmt::format("<testsuites name=\"hotline\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
+                      tests, failures, errors, skipped);
+    os << fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
+                      xml_escape(suite), tests, failures, errors, skipped);
     os << "    <properties>\n";
     auto prop = [&](const std::string& k, const std::string& v) {
         os << fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", xml_escape(k), xml_escape(v));
@@ -178,14 +201,19 @@ void render_junit(std::ostream& os, const VerdictReport& r) {
     prop("fix", r.fix);
     prop("scenario", r.scenario);
     prop("mode", r.mode);
-    prop("verdict", std::string(to_string(r.overall)));
-    prop("reason", r.reason);
+    prop("verdict", err ? "ERROR" : std::string(to_string(r.overall)));
+    prop("reason", err ? *err : r.reason);
     prop("trials.baseline", std::to_string(r.baseline_trials));
     prop("trials.fix", std::to_string(r.candidate_trials));
     prop("confidence", fmt::format("{}", r.options.confidence));
     prop("seed", std::to_string(r.options.seed));
     os << "    </properties>\n";
     std::string cls = "hotline." + r.fix;
+    if (err) {
+        os << fmt::format("    <testcase classname=\"{}\" name=\"run\">\n", xml_escape(cls));
+        os << fmt::format("      <error type=\"ERROR\" message=\"{}\"/>\n", xml_escape(*err));
+        os << "    </testcase>\n";
+    }
     if (na_case) {
         os << fmt::format("    <testcase classname=\"{}\" name=\"applicability\">\n", xml_escape(cls));
         os << fmt::format("      <skipped message=\"NOT-APPLICABLE: {}\"/>\n", xml_escape(r.reason));

@@ -227,6 +227,7 @@ ValidatorOutcome run_validator(const ValidatorOptions& o, const ProgressFn& prog
     out.report.context = context;
     out.report.context["trial_s"] = o.trial_s;
     out.report.context["scenario_params"] = nlohmann::json{{"name", so.name}, {"cpus", so.cpus}};
+    if (plan->placement) out.report.context["scenario_params"]["fix_cpus"] = plan->placement->cpus;
     for (auto& n : notes) out.report.notes.push_back(n);
     if ((*journal)->pending() == 0) out.report.notes.push_back("every changed knob is back to its original value");
     out.exit_code = exit_code(out.report.overall);

@@ -395,6 +395,28 @@ TEST(Render, NotApplicableSaysWhyEverywhere) {
     EXPECT_NE(junit.str().find("NOT-APPLICABLE: tcp_prequeue does not exist"), std::string::npos);
 }
 
+TEST(Render, AnErrorOverridesThePartialVerdictEverywhere) {
+    // Trials that already PASS, then the run fails: exit 4 in every view, never 0.
+    auto trials = abab({100, 101, 99, 100, 102}, {10, 11, 9, 10, 12}, "m.x");
+    auto r = evaluate("f", {expect_down("m.x", 0.5)}, trials, {});
+    ASSERT_EQ(r.overall, Verdict::kPass);
+    r.context["error"] = "trial 11: scenario failed";
+    std::ostringstream text, json, junit;
+    render_verdict_text(text, r);
+    render_verdict_json(json, r);
+    render_junit(junit, r);
+    auto j = nlohmann::json::parse(json.str());
+    EXPECT_EQ(j["verdict"], "ERROR");
+    EXPECT_EQ(j["exit_code"], kExitValidateError);
+    EXPECT_EQ(j["error"], "trial 11: scenario failed");
+    EXPECT_EQ(j["partial_verdict"], "PASS");
+    EXPECT_NE(text.str().find("fix f: ERROR"), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("trial 11: scenario failed"), std::string::npos) << text.str();
+    EXPECT_NE(junit.str().find("errors=\"1\""), std::string::npos) << junit.str();
+    EXPECT_NE(junit.str().find("<error type=\"ERROR\" message=\"trial 11: scenario failed\"/>"), std::string::npos);
+    EXPECT_NE(junit.str().find("name=\"verdict\" value=\"ERROR\""), std::string::npos);
+}
+
 TEST(Render, TextShowsTheTableAndUndecidedReasons) {
     Rng rng(20);
     auto trials = abab(normal(rng, 5, 100, 5), normal(rng, 5, 40, 5), "m.x");

@@ -43,6 +43,16 @@ vm_busybox() {
     vm_die "no busybox found (Debian: apt-get install busybox-static)"
 }
 
+# iproute2's ip: the scenarios create network namespaces and veth pairs with it,
+# which busybox's ip cannot do.  Shipped with its libraries like hotline.
+vm_iproute2() {
+    local b
+    for b in $(command -v ip 2>/dev/null) /usr/sbin/ip /sbin/ip /usr/bin/ip /bin/ip; do
+        [ -x "$b" ] && [ ! -L "$b" ] && { echo "$b"; return 0; }
+    done
+    vm_die "no iproute2 ip found (Debian: apt-get install iproute2)"
+}
+
 # Quote each argument for a POSIX shell (the guest's busybox ash).
 vm_shell_quote() {
     local a out=

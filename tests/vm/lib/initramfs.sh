@@ -14,11 +14,12 @@ vm_stage_binary() {
     done
 }
 
-# vm_build_initramfs OUT STAGE ENVFILE TESTDIR BINARY...
-#   TESTDIR holds plan (lines "name timeout_s") and name.sh for each planned test.
+# vm_build_initramfs OUT STAGE ENVFILE TESTDIR MODDIR BINARY...
+#   TESTDIR holds plan (lines "name timeout_s") and name.sh for each planned test;
+#   MODDIR the kernel's modules that /init loads (*.ko).
 vm_build_initramfs() {
-    local out=$1 root=$2 envfile=$3 testdir=$4 bin
-    shift 4
+    local out=$1 root=$2 envfile=$3 testdir=$4 moddir=$5 bin
+    shift 5
     rm -rf "$root"
     mkdir -p "$root"/{bin,dev,proc,sys,tmp,run,hlvm} || vm_die "cannot create $root"
     vm_stage_binary "$root" "$(vm_busybox)"
@@ -31,6 +32,8 @@ vm_build_initramfs() {
     chmod 755 "$root/init"
     cp "$envfile" "$root/hlvm/env"
     cp -r "$testdir" "$root/hlvm/tests"
+    mkdir -p "$root/hlvm/modules"
+    cp "$moddir"/*.ko "$root/hlvm/modules/" 2>/dev/null || vm_die "no modules in $moddir"
     # Uncompressed: the guest unpacks it without a decompressor, the fastest path under TCG.
     (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out" || vm_die "cpio failed"
 }

@@ -7,7 +7,9 @@
 
 # Cache layout (HOTLINE_VM_CACHE):
 #   apt/SUITE/        private sources.list, lists/ and apt caches for one suite
-#   kernels/PKG_VER/  vmlinux, config, release, package (complete once `ok` exists)
+#   kernels/PKG_VER/  vmlinux, config, release, package, modules/ (the few modules
+#                     the guest loads, uncompressed); complete once `ok` holds
+#                     the current cache format (an older one is unpacked again)
 #   kernels/ALIAS     which PKG_VER the alias resolved to last time
 # A cached alias is reused without touching the network; HOTLINE_VM_REFRESH=1
 # resolves it again against the archive (and downloads a newer kernel if any).
@@ -62,14 +64,37 @@ vm_extract_vmlinux() {  # vm_extract_vmlinux VMLINUZ OUT
     return 1
 }
 
-# Unpack boot/ of a kernel package into DIR (modules are not needed: everything the
-# tests use is built in) and cut out the ELF vmlinux.  DIR appears complete or not at all.
+# Modules the guest loads at boot (everything else the tests use is built in):
+# veth, for the scenarios' two namespaces.  Paths under lib/modules/RELEASE/kernel/.
+VM_GUEST_MODULES="drivers/net/veth.ko"
+# Bumped whenever a kernel directory gains something: older ones are unpacked again.
+VM_CACHE_FORMAT=2
+
+vm_kernel_complete() {  # vm_kernel_complete DIR: unpacked by this version of the harness
+    [ "$(cat "$1/ok" 2>/dev/null)" = "format=$VM_CACHE_FORMAT" ]
+}
+
+# Unpack boot/ and the guest's modules of a kernel package into DIR and cut out
+# the ELF vmlinux.  DIR appears complete or not at all.
 vm_unpack_deb() {  # vm_unpack_deb DEB DIR
-    local deb=$1 dir=$2 tmp=$2.tmp vmlinuz
+    local deb=$1 dir=$2 tmp=$2.tmp vmlinuz m pats=() f
     rm -rf "$tmp"
-    mkdir -p "$tmp"
-    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" --wildcards './boot/*' ||
-        vm_die "unpacking boot/ of $deb failed"
+    mkdir -p "$tmp/modules"
+    for m in $VM_GUEST_MODULES; do pats+=("./lib/modules/*/kernel/$m*"); done
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" --wildcards './boot/*' "${pats[@]}" ||
+        vm_die "unpacking boot/ and modules ($VM_GUEST_MODULES) of $deb failed"
+    # Debian compresses modules from 6.x on (xz); busybox insmod wants them plain.
+    for m in $VM_GUEST_MODULES; do
+        f=$(ls "$tmp"/lib/modules/*/kernel/"$m"* 2>/dev/null | head -1)
+        [ -n "$f" ] || vm_die "$deb has no lib/modules/*/kernel/$m"
+        case $f in
+            *.xz) xz -dc "$f" ;;
+            *.zst) zstd -dc "$f" ;;
+            *.gz) gzip -dc "$f" ;;
+            *) cat "$f" ;;
+        esac >"$tmp/modules/$(basename "$m")" || vm_die "cannot decompress $f"
+    done
+    rm -rf "${tmp:?}/lib"
     vmlinuz=$(ls "$tmp"/boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
     [ -n "$vmlinuz" ] || vm_die "$deb has no boot/vmlinuz-*: is it a linux-image package?"
     vm_extract_vmlinux "$vmlinuz" "$tmp/vmlinux" ||
@@ -78,7 +103,7 @@ vm_unpack_deb() {  # vm_unpack_deb DEB DIR
     cp "$tmp"/boot/config-* "$tmp/config" 2>/dev/null || true
     basename "$deb" >"$tmp/package"
     rm -rf "${tmp:?}/boot"
-    touch "$tmp/ok"
+    echo "format=$VM_CACHE_FORMAT" >"$tmp/ok"
     rm -rf "$dir"
     mv "$tmp" "$dir"
 }
@@ -104,7 +129,7 @@ vm_kernel_dir() {  # vm_kernel_dir ALIAS|PATH.deb
     flock 9
     if [ -f "$k" ]; then  # a local package: cached by its file name
         dir=$VM_CACHE/kernels/local-$(basename "$k" .deb)
-        [ -f "$dir/ok" ] || vm_unpack_deb "$k" "$dir"
+        vm_kernel_complete "$dir" || vm_unpack_deb "$k" "$dir"
         exec 9>&-
         echo "$dir"
         return 0
@@ -112,7 +137,7 @@ vm_kernel_dir() {  # vm_kernel_dir ALIAS|PATH.deb
     suite=$(vm_kernel_field "$k" 2) || vm_die "unknown kernel \"$k\": use $(vm_kernel_aliases) or a path to a linux-image .deb"
     if [ "${HOTLINE_VM_REFRESH:-0}" != 1 ] && [ -f "$VM_CACHE/kernels/$k" ]; then
         dir=$VM_CACHE/kernels/$(cat "$VM_CACHE/kernels/$k")
-        if [ -f "$dir/ok" ]; then
+        if vm_kernel_complete "$dir"; then
             exec 9>&-
             echo "$dir"
             return 0
@@ -125,7 +150,7 @@ vm_kernel_dir() {  # vm_kernel_dir ALIAS|PATH.deb
     [ -n "$pkg" ] || vm_die "no linux-image-*-amd64 behind linux-image-amd64 in $suite"
     ver=$(vm_apt "$suite" apt-cache show "$pkg" 2>/dev/null | awk '/^Version:/ { print $2; exit }')
     dir=$VM_CACHE/kernels/${pkg}_${ver//:/%}
-    [ -f "$dir/ok" ] || vm_download_unpack "$suite" "$pkg" "$dir"
+    vm_kernel_complete "$dir" || vm_download_unpack "$suite" "$pkg" "$dir"
     basename "$dir" >"$VM_CACHE/kernels/$k"
     exec 9>&-
     echo "$dir"

@@ -27,9 +27,10 @@ vm_plan_tests() {
 # when the guest ran the whole plan and its kernel did not die.  Whether each
 # test passed is for the caller to judge from OUT/TEST/rc and its files.
 vm_run() {
-    local kernel=$1 out=$2 testdir=$3 tmo=$4 live=$5 kdir t0 t1 t2 t3 qrc ndone fatal
+    local kernel=$1 out=$2 testdir=$3 tmo=$4 live=$5 kdir ipbin t0 t1 t2 t3 qrc ndone fatal
     shift 5
     t0=$(vm_now_ms)
+    ipbin=$(vm_iproute2) || return 1
     kdir=$(vm_kernel_dir "$kernel") || return 1
     t1=$(vm_now_ms)
     rm -rf "$out"
@@ -46,7 +47,8 @@ vm_run() {
     # Proof that the guest runs the host's build: the guest hashes its copies too.
     local b
     for b in "$@"; do echo "$(sha256sum <"$b" | cut -d' ' -f1)  $(basename "$b")"; done >"$out/host-binaries.sha256"
-    vm_build_initramfs "$out/work/initramfs.cpio" "$out/work/root" "$out/work/env" "$testdir" "$@"
+    vm_build_initramfs "$out/work/initramfs.cpio" "$out/work/root" "$out/work/env" "$testdir" "$kdir/modules" \
+        "$@" "$ipbin"
     t2=$(vm_now_ms)
     vm_log "booting $(cat "$kdir/release") ($(du -m "$out/work/initramfs.cpio" | cut -f1) MiB initramfs, timeout ${tmo}s)"
     qrc=$(vm_boot "$kdir/vmlinux" "$out/work/initramfs.cpio" "$out" "$tmo" "$live")
