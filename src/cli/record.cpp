@@ -168,17 +168,32 @@ int run_record(const RecordArgs& a) {
                              {"workqueue_programs", info.workq}});
     }
 
+    // A built-in scenario's network (and any server) is built before the first
+    // snapshot: its setup, seconds under emulation, is then neither recorded as
+    // traffic nor taken from the traffic's time.  A command starts with the
+    // network, so with one the whole scenario starts after the first snapshot.
+    std::unique_ptr<Scenario> scen;
+    const bool prepare_first = scen_opts && scen_opts->command.empty();
+    if (prepare_first) {
+        auto s = Scenario::prepare(*scen_opts);
+        if (!s) return fail(s.error());
+        scen = std::move(*s);
+    }
+
     auto first = (*session)->read();
     if (!first) return fail(first.error());
     Snapshot start = *first, prev = *first;
 
     std::unique_ptr<ChurnWorkload> churn;
     std::optional<ChildProcess> child;
-    std::unique_ptr<Scenario> scen;
     if (scen_opts) {
-        auto s = Scenario::start(*scen_opts);
-        if (!s) return fail(s.error());
-        scen = std::move(*s);
+        if (prepare_first) {
+            if (auto st = scen->begin_run(); !st) return fail(st.error());
+        } else {
+            auto s = Scenario::start(*scen_opts);
+            if (!s) return fail(s.error());
+            scen = std::move(*s);
+        }
         fmt::print(stderr, "hotline: scenario {} on CPUs {}\n", scen_opts->name, format_cpulist(scen->options().cpus));
     }
     if (a.workload == "churn" || a.workload == "churn-split") {
@@ -217,7 +232,8 @@ int run_record(const RecordArgs& a) {
     while (!stop) {
         double now = monotonic_seconds();
         double until = next;
-        if (duration > 0) until = std::min(until, t0 + duration);
+        if (duration > 0 && !scen) until = std::min(until, t0 + duration);
+        if (scen) until = std::min(until, now + 0.1);  // notice the scenario's end promptly
         double wait = std::max(0.0, until - now);
         timespec ts{time_t(wait), long(std::fmod(wait, 1.0) * 1e9)};
         int sig = sigtimedwait(&waitset, nullptr, &ts);
@@ -236,7 +252,8 @@ int run_record(const RecordArgs& a) {
             stop_reason = "scenario finished";
         }
         now = monotonic_seconds();
-        if (duration > 0 && now >= t0 + duration) stop = true;
+        // A scenario was given the duration as its traffic time and ends itself.
+        if (duration > 0 && !scen && now >= t0 + duration) stop = true;
         if (now >= next || stop) {
             auto snap = (*session)->read();
             if (!snap) return fail(snap.error());
