@@ -226,7 +226,7 @@ ValidatorOutcome run_validator(const ValidatorOptions& o, const ProgressFn& prog
     out.report.scenario = so.name;
     out.report.context = context;
     out.report.context["trial_s"] = o.trial_s;
-    out.report.context["scenario_params"] = nlohmann::json{{"name", so.name}, {"cpus", so.cpus}};
+    out.report.context["scenario_params"] = nlohmann::json{{"name", so.name}, {"cpus", so.cpus}, {"loopback", so.loopback}};
     if (plan->placement) out.report.context["scenario_params"]["fix_cpus"] = plan->placement->cpus;
     for (auto& n : notes) out.report.notes.push_back(n);
     if ((*journal)->pending() == 0) out.report.notes.push_back("every changed knob is back to its original value");

@@ -285,6 +285,8 @@ TEST_F(ValidateHost, RecordingHoldsWhatDiffNeedsAndDiffJudgesIt) {
     ASSERT_TRUE(an.contains("interval_metrics")) << an.dump(1);
     EXPECT_GE(an["interval_metrics"].size(), 2u);
     EXPECT_GT(an["interval_metrics"][0].value("scenario.ops_per_s", 0.0), 0);
+    // The scenario got its whole duration as traffic: the recorder did not cut it short.
+    EXPECT_EQ(doc["scenario"].value("stop_reason", ""), "finished") << doc["scenario"].dump(1);
     // This kernel's dst_entry layout and markers, for each kernel-pair fix.
     ASSERT_TRUE(an["diff"]["layout_metrics"].contains("layout.dst_entry.read_fields_on_refcnt_line"));
     for (const char* f : {"dst-refcnt-false-sharing", "random-mix-timer", "prequeue-dst-drop"})
@@ -298,4 +300,18 @@ TEST_F(ValidateHost, RecordingHoldsWhatDiffNeedsAndDiffJudgesIt) {
     EXPECT_EQ(expected_rc(v.value("verdict", "")), r.rc) << r.out << r.err;
     EXPECT_EQ(xml_problem(hosttest::slurp(junit)), "");
     EXPECT_NE(r.out.find("layout.dst_entry.read_fields_on_refcnt_line"), std::string::npos) << r.out;
+}
+
+TEST_F(ValidateHost, ScenarioOptionsCountWithoutScenario) {
+    // No --scenario: the fix's default scenario runs, shaped by the options given.
+    TempDir d;
+    std::string json = d / "v.json";
+    auto r = hosttest::run(hosttest::hotline() + " validate --fix early-demux-off --loopback --cpus 0" +
+                           " --trials 1 --max-trials 1 -d 1s --journal-dir " + (d / "j") + " --json " + json);
+    auto j = hosttest::load_json(json);
+    EXPECT_EQ(expected_rc(j.value("verdict", "")), r.rc) << r.out << r.err;
+    const auto& p = j["context"]["scenario_params"];
+    EXPECT_EQ(p.value("name", ""), "dst-refcount") << j["context"].dump(1);
+    EXPECT_EQ(p.value("loopback", false), true) << p.dump();
+    EXPECT_EQ(p["cpus"], nlohmann::json({0})) << p.dump();
 }
