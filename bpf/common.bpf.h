@@ -14,6 +14,16 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set before load: push entry timestamps only when an exit program is attached. */
 const volatile bool hl_latency = false;
+/* Set before load: this target's slot in the session's shared `hits` map. */
+const volatile __u32 hl_slot = 0;
+
+/* One map for the whole session: the agent creates it and every object reuses it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hl_hits);
+} hits SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -36,14 +46,27 @@ static __always_inline struct hl_counts *hl_counts_get(void)
 	return bpf_map_lookup_elem(&counts, &zero);
 }
 
+static __always_inline struct hl_hits *hl_hits_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&hits, &zero);
+}
+
+static __always_inline void hl_count_slot(__u32 slot)
+{
+	struct hl_hits *h = hl_hits_get();
+
+	slot &= HL_MAX_TARGETS - 1;
+	if (h) {
+		h->t[slot].calls++;
+		h->t[slot].events++;
+	}
+}
+
 static __always_inline void hl_count_hit(void)
 {
-	struct hl_counts *c = hl_counts_get();
-
-	if (c) {
-		c->calls++;
-		c->events++;
-	}
+	hl_count_slot(hl_slot);
 }
 
 /* floor(log2(v)) without loops, for the histogram slot. */
@@ -164,12 +187,24 @@ const volatile __u32 hl_remote_arg = 0xff;  /* argument holding a requested CPU,
 const volatile __u32 hl_nr_cpus = 0;
 const volatile __u32 hl_owner_sets = 1;     /* sets in the owner table (power of two) */
 
+/* Mmapable: the kernel then page-aligns the values, so a set (two 32-byte ways)
+ * is exactly one cache line. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct hl_owner);
+} owners SEC(".maps");
+
+/* Work items: the work function of the object in the same way of `owners`,
+ * written only when a work item is inserted. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
 	__type(key, __u32);
-	__type(value, struct hl_owner);
-} owners SEC(".maps");
+	__type(value, __u64);
+} owner_aux SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -178,12 +213,14 @@ struct {
 	__type(value, struct hl_handoff_counts);
 } handoffs SEC(".maps");
 
-static __always_inline void hl_track(__u64 obj, __s64 req_cpu)
+/* aux: a work item's function when the caller could read it directly (tp_btf),
+ * else 0 and it is read here, only when the object is inserted. */
+static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 {
 	struct hl_handoff_counts *hc;
 	struct hl_owner *w0, *w1, *o, *victim;
-	__u32 zero = 0, cpu, node, prev, set, k0, k1;
-	__u64 h;
+	__u32 zero = 0, cpu, node, prev, set, k0, k1, k, cpu_node;
+	__u64 h, *ax;
 
 	if (!obj)
 		return;
@@ -209,40 +246,55 @@ static __always_inline void hl_track(__u64 obj, __s64 req_cpu)
 		return;
 	cpu = bpf_get_smp_processor_id();
 	node = bpf_get_numa_node_id();
+	cpu_node = (cpu & 0xffff) | (node << 16);
 	hc->tracked++;
 	if (req_cpu >= 0 && req_cpu < hl_nr_cpus && req_cpu != cpu)
 		hc->remote++;
 	o = w0->obj == obj ? w0 : w1->obj == obj ? w1 : NULL;
 	if (!o) {
-		victim = !w0->obj ? w0 : !w1->obj ? w1 : w0->stamp <= w1->stamp ? w0 : w1;
+		/* The way whose owner changed longest ago (wrap-safe jiffies). */
+		k = !w0->obj ? k0 : !w1->obj ? k1 : (__s32)(w0->stamp - w1->stamp) <= 0 ? k0 : k1;
+		victim = k == k0 ? w0 : w1;
 		if (victim->obj)
 			hc->evicted++;
-		victim->cpu = cpu;
-		victim->node = node;
+		victim->cpu_node = cpu_node;
 		victim->handoffs = 0;
 		victim->cross_node = 0;
-		victim->aux = hl_obj_is_work ? (__u64)BPF_CORE_READ((struct work_struct *)obj, func) : 0;
-		victim->stamp = bpf_ktime_get_ns();
+		victim->stamp = (__u32)bpf_jiffies64();
 		victim->obj = obj;
+		if (hl_obj_is_work) {
+			ax = bpf_map_lookup_elem(&owner_aux, &k);
+			if (ax)
+				*ax = aux ? aux : (__u64)BPF_CORE_READ((struct work_struct *)obj, func);
+		}
 		hc->new_objects++;
 		return;
 	}
-	if (o->cpu == cpu) {
+	if (o->cpu_node == cpu_node) {
 		hc->same_cpu++;
 		return;
 	}
-	prev = o->node;
+	prev = o->cpu_node >> 16;
 	if (prev == node) {
 		hc->cross_cpu++;
 	} else {
 		hc->cross_node++;
 		o->cross_node++;
 	}
-	hc->from_node[prev < HL_MAX_NODES ? prev : HL_MAX_NODES - 1]++;
+	if (prev >= HL_MAX_NODES)
+		prev = HL_MAX_NODES - 1;
+	/* Re-checked on the register used, as for the histogram slot. */
+	barrier_var(prev);
+	if (prev < HL_MAX_NODES)
+		hc->from_node[prev]++;
 	o->handoffs++;
-	o->cpu = cpu;
-	o->node = node;
-	o->stamp = bpf_ktime_get_ns();
+	o->cpu_node = cpu_node;
+	o->stamp = (__u32)bpf_jiffies64();
+}
+
+static __always_inline void hl_track(__u64 obj, __s64 req_cpu)
+{
+	hl_track_aux(obj, req_cpu, 0);
 }
 
 /* The object of a hit from an skb argument: its dst, noref bit cleared. */

@@ -3,48 +3,87 @@
  * queue_work_on: workqueue_queue_work fires once per queued work (exact).
  * dst_release: skb free tracepoints, counting skbs that hold a refcounted dst;
  * each such free drops one dst reference, but dst_release has other callers,
- * so this proxy is partial. */
+ * so this proxy is partial.
+ *
+ * Each comes as a counting-only program and a _track program (counting plus
+ * handoff tracking); the agent loads one of the two.  The counting programs
+ * read no .rodata and use fixed slots of the shared `hits` map: at the event
+ * rates of a live system every line a program touches is usually cold, and each
+ * cold line costs about as much as the whole empty program (see docs/overhead.md). */
 #include "common.bpf.h"
 
 #define SKB_DST_NOREF 1UL
 
+static __always_inline void hl_queue_work(int req_cpu, struct work_struct *work, bool track)
+{
+	hl_count_slot(HL_SLOT_QUEUE_WORK);
+	/* The work item was just written by the caller: a direct load of its
+	 * function is a cache hit, where a probe read inside the tracker is not. */
+	if (track)
+		hl_track_aux((__u64)work, req_cpu, (__u64)work->func);
+}
+
 SEC("tp_btf/workqueue_queue_work")
 int BPF_PROG(hl_tp_queue_work, int req_cpu, struct pool_workqueue *pwq, struct work_struct *work)
 {
-	hl_count_hit();
-	if (hl_obj_mode != HL_OBJ_NONE)
-		hl_track((__u64)work, req_cpu);
+	hl_queue_work(req_cpu, work, false);
 	return 0;
 }
 
-static __always_inline void hl_skb_freed(struct sk_buff *skb)
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_tp_queue_work_track, int req_cpu, struct pool_workqueue *pwq, struct work_struct *work)
 {
-	struct hl_counts *c = hl_counts_get();
+	hl_queue_work(req_cpu, work, true);
+	return 0;
+}
+
+static __always_inline void hl_skb_freed(struct sk_buff *skb, bool track)
+{
+	struct hl_hits *h = hl_hits_get();
 	unsigned long refdst;
 
-	if (!c)
+	if (!h)
 		return;
-	c->events++;
+	h->t[HL_SLOT_SKB_FREE].events++;
 	/* tp_btf arguments are trusted BTF pointers: a direct (CO-RE relocated)
 	 * load, no probe-read helper call on this hot path. */
 	refdst = skb->_skb_refdst;
+	if (!track) {
+		/* 1 for a refcounted dst (set, noref bit clear), without a branch:
+		 * whether an skb holds one is not predictable. */
+		h->t[HL_SLOT_SKB_FREE].calls += ((refdst | -refdst) >> 63) & ~refdst & SKB_DST_NOREF;
+		return;
+	}
 	if (refdst && !(refdst & SKB_DST_NOREF)) {
-		c->calls++;
-		if (hl_obj_mode != HL_OBJ_NONE)
-			hl_track(refdst, -1);
+		h->t[HL_SLOT_SKB_FREE].calls++;
+		hl_track(refdst, -1);
 	}
 }
 
 SEC("tp_btf/consume_skb")
 int BPF_PROG(hl_tp_consume_skb, struct sk_buff *skb)
 {
-	hl_skb_freed(skb);
+	hl_skb_freed(skb, false);
 	return 0;
 }
 
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(hl_tp_kfree_skb, struct sk_buff *skb)
 {
-	hl_skb_freed(skb);
+	hl_skb_freed(skb, false);
+	return 0;
+}
+
+SEC("tp_btf/consume_skb")
+int BPF_PROG(hl_tp_consume_skb_track, struct sk_buff *skb)
+{
+	hl_skb_freed(skb, true);
+	return 0;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(hl_tp_kfree_skb_track, struct sk_buff *skb)
+{
+	hl_skb_freed(skb, true);
 	return 0;
 }

@@ -31,11 +31,11 @@ int BPF_PROG(hl_trig_empty)
 	return 0;
 }
 
-/* The counting body of the proxy and direct-probe programs. */
+/* The counting body of the proxy programs. */
 SEC("tp_btf/signal_generate")
 int BPF_PROG(hl_trig_count)
 {
-	hl_count_hit();
+	hl_count_slot(HL_SLOT_QUEUE_WORK);
 	return 0;
 }
 
@@ -44,7 +44,7 @@ int BPF_PROG(hl_trig_count)
 SEC("tp_btf/signal_generate")
 int BPF_PROG(hl_trig_handoff)
 {
-	hl_count_hit();
+	hl_count_slot(HL_SLOT_QUEUE_WORK);
 	hl_track(4096, -1);
 	return 0;
 }

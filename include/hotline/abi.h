@@ -42,16 +42,36 @@ struct hl_handoff_counts {
 	hl_u64 from_node[HL_MAX_NODES]; /* handoffs arriving here, by the previous node */
 };
 
-/* One slot of the bounded owner table (a 2-way set-associative array): one
- * live object, written only when its owner changes or it is replaced. */
+/* One way of the bounded owner table (a 2-way set-associative array): one live
+ * object, written only when its owner changes or it is replaced.  32 bytes, so
+ * that both ways of a set share one cache line (the table is page-aligned);
+ * a work item's function lives in the parallel `owner_aux` array. */
 struct hl_owner {
 	hl_u64 obj;        /* object address, 0: empty slot (never shown to users) */
-	hl_u32 cpu;
-	hl_u32 node;
 	hl_u64 handoffs;   /* cross-CPU handoffs of this object, same node or not */
 	hl_u64 cross_node; /* of which across nodes */
-	hl_u64 aux;        /* work items: work->func at first touch */
-	hl_u64 stamp;      /* ktime of the last owner change: the older way is replaced */
+	hl_u32 cpu_node;   /* last toucher: CPU in the low 16 bits, node above */
+	hl_u32 stamp;      /* jiffies (low 32 bits) of the last owner change: the older way is replaced */
+};
+
+/* Targets one session counts; the calls and events of all of them on one CPU
+ * share that CPU's first cache lines of the session's `hits` map. */
+#define HL_MAX_TARGETS 32
+/* Fixed slots of the tracepoint proxies (no .rodata read on their hot path);
+ * directly probed targets get the slots from HL_FIRST_SLOT on. */
+#define HL_SLOT_SKB_FREE 0
+#define HL_SLOT_QUEUE_WORK 1
+#define HL_FIRST_SLOT 2
+
+/* Per-CPU hit counters of every target of a session (value of the `hits`
+ * per-CPU array, key 0, one map shared by all of the session's programs): a
+ * busy target keeps the line warm for the others, so counting a rare event
+ * does not take a cache miss of its own. */
+struct hl_hits {
+	struct {
+		hl_u64 calls;  /* hits counted for the target (for a proxy: matching events) */
+		hl_u64 events; /* times the program ran (for a proxy: all events seen) */
+	} t[HL_MAX_TARGETS];
 };
 
 /* Per-CPU counters of the queue_work_on attribution programs. */
@@ -66,10 +86,9 @@ struct hl_workq_counts {
 	hl_u64 hist[HL_HIST_SLOTS];
 };
 
-/* Per-CPU counters of one watched target (value of the `counts` per-CPU array, key 0). */
+/* Per-CPU latency counters of one watched target (value of the `counts` per-CPU
+ * array, key 0); its calls are counted in the session's `hits` map. */
 struct hl_counts {
-	hl_u64 calls;        /* hits counted for the target (for a proxy: matching events) */
-	hl_u64 events;       /* times the program ran (for a proxy: all events seen) */
 	hl_u64 lat_count;    /* latencies recorded */
 	hl_u64 lat_sum_ns;
 	hl_u64 lat_lost;     /* exits without a matching entry (stack overflow, migration) */
@@ -99,17 +118,19 @@ struct hl_sample_counts {
 
 #ifdef __cplusplus
 static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
-static_assert(sizeof(struct hl_owner) == 48, "hl_owner layout");
+static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
 static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
-static_assert(sizeof(struct hl_counts) == 8 * (5 + HL_HIST_SLOTS), "hl_counts layout");
+static_assert(sizeof(struct hl_counts) == 8 * (3 + HL_HIST_SLOTS), "hl_counts layout");
+static_assert(sizeof(struct hl_hits) == 16 * HL_MAX_TARGETS, "hl_hits layout");
 static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");
 static_assert(sizeof(struct hl_range) == 16, "hl_range layout");
 static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS), "hl_sample_counts layout");
 #else
 _Static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
-_Static_assert(sizeof(struct hl_owner) == 48, "hl_owner layout");
+_Static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
 _Static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
-_Static_assert(sizeof(struct hl_counts) == 8 * (5 + HL_HIST_SLOTS), "hl_counts layout");
+_Static_assert(sizeof(struct hl_counts) == 8 * (3 + HL_HIST_SLOTS), "hl_counts layout");
+_Static_assert(sizeof(struct hl_hits) == 16 * HL_MAX_TARGETS, "hl_hits layout");
 _Static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");
 _Static_assert(sizeof(struct hl_range) == 16, "hl_range layout");
 _Static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS), "hl_sample_counts layout");

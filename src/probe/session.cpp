@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 
 #include "empty.skel.h"
 #include "fentry.skel.h"
@@ -149,6 +150,7 @@ struct Attached {
     std::vector<std::string> programs;  // names whose run stats belong to this target
     bool handoffs = false;
     std::string object_type;
+    std::uint32_t slot = 0;  // index in the session's shared `hits` map
 };
 
 // Handoff tracking settings shared by the fentry, kprobe and proxy objects.
@@ -167,6 +169,7 @@ bool configure_tracking(S* s, const TargetDef& t, const SessionOptions& o, bool 
     if (!on) cap = 2;
     s->rodata->hl_owner_sets = cap / 2;
     bpf_map__set_max_entries(s->maps.owners, cap);
+    bpf_map__set_max_entries(s->maps.owner_aux, cap);
     return on;
 }
 
@@ -178,8 +181,8 @@ struct SampledTarget {
 class RealAttacher final : public Attacher {
 public:
     RealAttacher(const KernelInfo& k, const Topology& topo, const KernelBtf* btf,
-                 const Kallsyms* ksyms, const SessionOptions& opts)
-        : k_(k), topo_(topo), btf_(btf), ksyms_(ksyms), opts_(opts) {}
+                 const Kallsyms* ksyms, const SessionOptions& opts, int hits_fd)
+        : k_(k), topo_(topo), btf_(btf), ksyms_(ksyms), opts_(opts), hits_fd_(hits_fd) {}
 
     FunctionFacts function_facts(const TargetDef& t) override {
         FunctionFacts f;
@@ -204,6 +207,28 @@ public:
     const std::vector<SampledTarget>& sampled() const { return sampled_; }
 
 private:
+    // Points the object at the session's one `hits` map and gives the target its
+    // slot there (the same slot on every attempt for the same target).
+    // Proxies have fixed slots (HL_SLOT_*); *slot is set to the one used.
+    template <class S>
+    std::optional<std::string> share_hits(S* s, const std::string& target, std::uint32_t* slot) {
+        if (*slot == kNoSlot) {
+            auto it = slots_.find(target);
+            if (it == slots_.end()) {
+                if (HL_FIRST_SLOT + slots_.size() >= HL_MAX_TARGETS)
+                    return fmt::format("more than {} directly probed targets in one session",
+                                       HL_MAX_TARGETS - HL_FIRST_SLOT);
+                it = slots_.emplace(target, std::uint32_t(HL_FIRST_SLOT + slots_.size())).first;
+            }
+            *slot = it->second;
+        }
+        s->rodata->hl_slot = *slot;
+        if (int err = bpf_map__reuse_fd(s->maps.hits, hits_fd_))
+            return "sharing the hit counters: " + errname(err);
+        return std::nullopt;
+    }
+    static constexpr std::uint32_t kNoSlot = ~0u;
+
     std::string load_reason(int err, const LibbpfCapture& cap) const {
         std::string r = errname(err) + " at load";
         bool perm = err == -EPERM || err == EPERM;
@@ -228,6 +253,8 @@ private:
             SkelGuard<hl_fentry_bpf> s(hl_fentry_bpf::open());
             if (!s) return {false, "", false, Fidelity::kNone, errname(errno) + " at open"};
             s->rodata->hl_latency = latency;
+            std::uint32_t slot = kNoSlot;
+            if (auto why = share_hits(s.get(), t.name, &slot)) return {false, "", false, Fidelity::kNone, *why};
             bool tracking = configure_tracking(s.get(), t, opts_, false);
             bpf_program* entry = s->progs.hl_fentry;
             if (tracking) {
@@ -266,7 +293,7 @@ private:
                 continue;
             }
             std::string entry_name = bpf_program__name(entry);
-            Attached a{s.release(), t.name, Mechanism::kFentry, {entry_name}, tracking, t.object_type};
+            Attached a{s.release(), t.name, Mechanism::kFentry, {entry_name}, tracking, t.object_type, slot};
             if (latency) a.programs.push_back("hl_fexit");
             attached_.push_back(std::move(a));
             out.ok = true;
@@ -286,6 +313,8 @@ private:
         SkelGuard<hl_kprobe_bpf> s(hl_kprobe_bpf::open());
         if (!s) return {false, "", false, Fidelity::kNone, errname(errno) + " at open"};
         s->rodata->hl_latency = opts_.latency;
+        std::uint32_t slot = kNoSlot;
+        if (auto why = share_hits(s.get(), t.name, &slot)) return {false, "", false, Fidelity::kNone, *why};
         bool tracking = configure_tracking(s.get(), t, opts_, false);
         bpf_program__set_autoload(s->progs.hl_kretprobe, opts_.latency);
         int err = hl_kprobe_bpf::load(s.get());
@@ -304,7 +333,7 @@ private:
         s->links.hl_kprobe = bpf_program__attach_kprobe(s->progs.hl_kprobe, false, t.name.c_str());
         if (!s->links.hl_kprobe)
             return {false, "", false, Fidelity::kNone, errname(errno) + " at attach of kprobe:" + t.name};
-        Attached a{s.release(), t.name, Mechanism::kKprobe, {"hl_kprobe"}, tracking, t.object_type};
+        Attached a{s.release(), t.name, Mechanism::kKprobe, {"hl_kprobe"}, tracking, t.object_type, slot};
         if (latency) a.programs.push_back("hl_kretprobe");
         attached_.push_back(std::move(a));
         out.ok = true;
@@ -319,19 +348,28 @@ private:
         LibbpfCapture cap;
         SkelGuard<hl_proxy_bpf> s(hl_proxy_bpf::open());
         if (!s) return {false, "", false, Fidelity::kNone, errname(errno) + " at open"};
+        bool tracking = configure_tracking(s.get(), t, opts_, true);
         std::vector<bpf_program*> progs;
-        if (t.proxy == Proxy::kQueueWork) progs = {s->progs.hl_tp_queue_work};
-        if (t.proxy == Proxy::kSkbFree) progs = {s->progs.hl_tp_consume_skb, s->progs.hl_tp_kfree_skb};
+        std::uint32_t slot = kNoSlot;
+        if (t.proxy == Proxy::kQueueWork) {
+            progs = {tracking ? s->progs.hl_tp_queue_work_track : s->progs.hl_tp_queue_work};
+            slot = HL_SLOT_QUEUE_WORK;
+        }
+        if (t.proxy == Proxy::kSkbFree) {
+            progs = {tracking ? s->progs.hl_tp_consume_skb_track : s->progs.hl_tp_consume_skb,
+                     tracking ? s->progs.hl_tp_kfree_skb_track : s->progs.hl_tp_kfree_skb};
+            slot = HL_SLOT_SKB_FREE;
+        }
         bpf_program* p;
         bpf_object__for_each_program(p, s->obj) {
             bool want = false;
             for (auto* q : progs) want |= q == p;
             bpf_program__set_autoload(p, want);
         }
-        bool tracking = configure_tracking(s.get(), t, opts_, true);
+        if (auto why = share_hits(s.get(), t.name, &slot)) return {false, "", false, Fidelity::kNone, *why};
         int err = hl_proxy_bpf::load(s.get());
         if (err) return {false, "", false, Fidelity::kNone, "tp_btf: " + load_reason(err, cap)};
-        Attached a{nullptr, t.name, Mechanism::kTracepoint, {}, tracking, t.object_type};
+        Attached a{nullptr, t.name, Mechanism::kTracepoint, {}, tracking, t.object_type, slot};
         for (auto* q : progs) {
             bpf_link* l = bpf_program__attach(q);
             if (!l)
@@ -340,6 +378,9 @@ private:
             if (q == s->progs.hl_tp_queue_work) s->links.hl_tp_queue_work = l;
             if (q == s->progs.hl_tp_consume_skb) s->links.hl_tp_consume_skb = l;
             if (q == s->progs.hl_tp_kfree_skb) s->links.hl_tp_kfree_skb = l;
+            if (q == s->progs.hl_tp_queue_work_track) s->links.hl_tp_queue_work_track = l;
+            if (q == s->progs.hl_tp_consume_skb_track) s->links.hl_tp_consume_skb_track = l;
+            if (q == s->progs.hl_tp_kfree_skb_track) s->links.hl_tp_kfree_skb_track = l;
             a.programs.push_back(bpf_program__name(q));
         }
         a.obj = s.release();
@@ -387,6 +428,8 @@ private:
     const SessionOptions& opts_;
     std::vector<Attached> attached_;
     std::vector<SampledTarget> sampled_;
+    int hits_fd_;
+    std::map<std::string, std::uint32_t> slots_;
 };
 
 // ------------------------------------------------------------------- session
@@ -438,6 +481,7 @@ public:
         constexpr std::uint32_t kBatch = 4096;
         std::vector<std::uint32_t> keys(kBatch);
         std::vector<hl_owner> owners(kBatch);
+        int aux_fd = a.obj->map_fd("owner_aux");
         std::uint32_t in = 0, out = 0;
         bool first = true;
         std::uint64_t live = 0;
@@ -457,8 +501,10 @@ public:
                 ho.id = object_id(a.target, o.obj);
                 ho.handoffs = o.handoffs;
                 ho.cross_node = o.cross_node;
-                ho.last_cpu = int(o.cpu);
-                if (o.aux && ksyms_) ho.detail = ksyms_->symbolize(o.aux).value_or("");
+                ho.last_cpu = int(o.cpu_node & 0xffff);
+                std::uint64_t aux = 0;
+                if (ksyms_ && a.object_type == "work_struct" && bpf_map_lookup_elem(aux_fd, &keys[i], &aux) == 0 && aux)
+                    ho.detail = ksyms_->symbolize(aux).value_or("");
                 objects.push_back(std::move(ho));
             }
             if (err) {
@@ -516,6 +562,10 @@ public:
         int ncpu = libbpf_num_possible_cpus();
         std::size_t width = std::size_t(topo_.max_cpu() + 1);
         auto cpu_of = [&](int idx) { return idx < int(topo_.cpus.size()) ? topo_.cpus[idx] : idx; };
+        std::vector<hl_hits> hits(static_cast<std::size_t>(ncpu));
+        std::uint32_t zero = 0;
+        if (!attached_.empty() && bpf_map_lookup_elem(hits_fd_, &zero, hits.data()))
+            return make_error("reading the hit counters", errno);
         for (auto& a : attached_) {
             const TargetPlan* tp = plan_.find(a.target);
             TargetCounters c;
@@ -532,8 +582,8 @@ public:
             for (int i = 0; i < ncpu; ++i) {
                 int cpu = cpu_of(i);
                 if (cpu >= int(width)) continue;
-                c.calls[cpu] = vals[i].calls;
-                c.events[cpu] = vals[i].events;
+                c.calls[cpu] = hits[std::size_t(i)].t[a.slot].calls;
+                c.events[cpu] = hits[std::size_t(i)].t[a.slot].events;
                 c.lat_count += vals[i].lat_count;
                 c.lat_sum_ns += vals[i].lat_sum_ns;
                 c.lat_lost += vals[i].lat_lost;
@@ -674,11 +724,13 @@ public:
     std::vector<SampledTarget> sampled_;
     std::unique_ptr<LoadedObject> sampling_;
     int stats_fd_ = -1;
+    int hits_fd_ = -1;  // the `hits` map every attached object shares
 
     ~SessionImpl() override {
         workq_.reset();
         sampling_.reset();
         attached_.clear();
+        if (hits_fd_ >= 0) close(hits_fd_);
         if (stats_fd_ >= 0) close(stats_fd_);
     }
 };
@@ -734,7 +786,12 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     facts.lockdown = kernel.lockdown;
     facts.can_bpf = kernel.caps.can_bpf();
     facts.can_perfmon = kernel.caps.can_perfmon();
-    RealAttacher attacher(kernel, impl->topo_, btf.get(), kp, opts);
+    // One per-CPU hit-counter map for all targets: counting a rare target then
+    // writes a cache line that the busy ones keep warm.
+    impl->hits_fd_ = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "hits", sizeof(std::uint32_t), sizeof(hl_hits), 1,
+                                    nullptr);
+    if (impl->hits_fd_ < 0) return make_error("creating the hit-counter map", errno);
+    RealAttacher attacher(kernel, impl->topo_, btf.get(), kp, opts, impl->hits_fd_);
     PlanOptions po;
     po.forced = opts.forced;
     po.absent_is_error = !opts.targets.empty() || !opts.funcs.empty();

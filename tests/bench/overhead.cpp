@@ -122,7 +122,7 @@ void sum_cost(const Interval& iv, double secs, RunResult& rr) {
     std::uint64_t all = 0, cnt = 0, ns = 0;
     for (auto& c : iv.d.cost) {
         all += c.run_cnt;
-        if (c.program != "hl_tp_consume_skb" && c.program != "hl_tp_kfree_skb" && c.program != "hl_tp_queue_work")
+        if (c.program.rfind("hl_tp_", 0) != 0)
             continue;
         cnt += c.run_cnt;
         ns += c.run_time_ns;

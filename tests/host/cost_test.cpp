@@ -21,7 +21,8 @@ TEST(CostHost, EveryVariantRunsNextToAnEmptyProgram) {
     EXPECT_GT(v["empty"]["ns_per_run"].get<double>(), 0);
     EXPECT_GT(v["count"]["ratio_to_empty"].get<double>(), 0);
     EXPECT_GT(v["handoff"]["ratio_to_empty"].get<double>(), 0);
-    EXPECT_EQ(v["handoff"]["program"], "hl_tp_queue_work");
+    EXPECT_EQ(v["count"]["program"], "hl_tp_queue_work");
+    EXPECT_EQ(v["handoff"]["program"], "hl_tp_queue_work_track");
     EXPECT_EQ(j["budgets"]["handoff"], 3.0);
     EXPECT_EQ(orphans_after_exit(), 0);
 }
