@@ -65,7 +65,7 @@ const Prog kForward[] = {
     {"hl_ln_line", "+ one RMW of this CPU's line (cold)"},
     {"hl_ln_line_again", "+ the same line again (warm)"},
     {"hl_ln_rodata", "+ one .rodata value"},
-    {"hl_ln_count", "the proxies' counting body (own map)"},
+    {"hl_ln_count", "the proxies' counting body (own `hits`)"},
 };
 
 }  // namespace
