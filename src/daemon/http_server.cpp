@@ -458,8 +458,10 @@ private:
             --count_;
             return;
         }
-        // Hold the 16 KB record buffers only while a record is in flight.
+        // Hold the 16 KB record buffers only while a record is in flight, and issue no
+        // session tickets: a refused connection is not worth resuming.
         SSL_set_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
+        SSL_set_num_tickets(ssl, 0);
         c.ssl = ssl;
         c.state = State::kHandshake;
         c.deadline = now + kHandshakeSeconds;
