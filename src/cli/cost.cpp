@@ -21,10 +21,9 @@ int run_cost(const CostArgs& a) {
     } else {
         duration = *d;
     }
-    std::optional<Mechanism> forced;
-    if (!a.mechanism.empty() && !(forced = parse_mechanism(a.mechanism))) {
-        fmt::print(stderr, "hotline: unknown mechanism \"{}\"; use fentry, kprobe, tracepoint or sampling\n",
-                   a.mechanism);
+    auto forced = parse_forced_mechanism(a.mechanism);
+    if (!forced) {
+        fmt::print(stderr, "hotline: {}\n", forced.error().message());
         return kExitUsage;
     }
     if (auto t = resolve_targets(a.targets, a.funcs); !t) {
@@ -44,7 +43,7 @@ int run_cost(const CostArgs& a) {
     CostOptions co;
     co.targets = a.targets;
     co.funcs = a.funcs;
-    co.forced = forced;
+    co.forced = *forced;
     int child_status = 0;
     auto work = [&]() -> Status {
         if (!a.command.empty()) {

@@ -10,14 +10,10 @@
 namespace hotline::cli {
 
 int run_probe(const ProbeArgs& a) {
-    std::optional<Mechanism> forced;
-    if (!a.mechanism.empty()) {
-        forced = parse_mechanism(a.mechanism);
-        if (!forced) {
-            fmt::print(stderr, "hotline: unknown mechanism \"{}\"; use fentry, kprobe, tracepoint or sampling\n",
-                       a.mechanism);
-            return kExitUsage;
-        }
+    auto forced = parse_forced_mechanism(a.mechanism);
+    if (!forced) {
+        fmt::print(stderr, "hotline: {}\n", forced.error().message());
+        return kExitUsage;
     }
     if (auto t = resolve_targets(a.targets, a.funcs); !t) {
         fmt::print(stderr, "hotline: {}\n", t.error().message());
@@ -32,7 +28,7 @@ int run_probe(const ProbeArgs& a) {
     SessionOptions so;
     so.targets = a.targets;
     so.funcs = a.funcs;
-    so.forced = forced;
+    so.forced = *forced;
     auto session = Session::open(so, k, *topo);
     if (!session) {
         if (a.json) {

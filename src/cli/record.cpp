@@ -82,14 +82,8 @@ int run_record(const RecordArgs& a) {
         interval = *i;
         if (interval < 0.05) return fail(make_error("--interval must be at least 50ms", EINVAL), kExitUsage);
     }
-    std::optional<Mechanism> forced;
-    if (!a.mechanism.empty()) {
-        forced = parse_mechanism(a.mechanism);
-        if (!forced)
-            return fail(make_error("unknown mechanism \"" + a.mechanism + "\"", EINVAL,
-                                   "use fentry, kprobe, tracepoint or sampling"),
-                        kExitUsage);
-    }
+    auto forced = parse_forced_mechanism(a.mechanism);
+    if (!forced) return fail(forced.error(), kExitUsage);
     if (auto t = resolve_targets(a.targets, a.funcs); !t) return fail(t.error(), kExitUsage);
     if (a.handoff_sample < 1)
         return fail(make_error("--handoff-sample must be 1 or more", EINVAL), kExitUsage);
@@ -133,7 +127,7 @@ int run_record(const RecordArgs& a) {
     KernelInfo k = probe_kernel();
     SessionOptions so;
     so.targets = a.targets;
-    so.forced = forced;
+    so.forced = *forced;
     so.latency = !a.no_latency;
     so.sample_freq = a.sample_freq;
     so.funcs = a.funcs;

@@ -276,12 +276,17 @@ private:
 
 }  // namespace
 
-// One thread multiplexing refused connections: read the request head (bounded
-// bytes and time), answer 503 with Retry-After, half-close, drain, close.  It
-// holds at most kMaxConns; beyond that a connection is closed unanswered.
+// One thread multiplexing refused connections: over TLS finish the handshake
+// first (nonblocking, with its own deadline), then read the request head (bounded
+// bytes and time), answer 503 with Retry-After, half-close, drain, close.  It holds
+// at most kMaxPlain connections, or kMaxTls when serving TLS (each of those holds an
+// SSL session and costs this thread a handshake); beyond that a connection is
+// closed unanswered.  Every state has a deadline, so a silent or slow client holds
+// a slot for a few seconds at most.
 class Rejector {
 public:
-    explicit Rejector(HttpRejections& rej, std::size_t max_bytes) : rej_(rej), max_bytes_(max_bytes) {
+    Rejector(HttpRejections& rej, std::size_t max_bytes, SSL_CTX* tls)
+        : rej_(rej), max_bytes_(max_bytes), tls_(tls), cap_(tls ? kMaxTls : kMaxPlain) {
         if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
         thread_ = std::thread([this] { loop(); });
     }
@@ -289,17 +294,18 @@ public:
         stop_ = true;
         poke();
         thread_.join();
-        for (auto& c : conns_) ::close(c.fd);
+        for (auto& c : conns_) finish(c);
         for (int fd : incoming_) ::close(fd);
         if (wake_[0] >= 0) ::close(wake_[0]);
         if (wake_[1] >= 0) ::close(wake_[1]);
     }
 
+    // Called on the accepting thread: never blocks, never does TLS work.
     void take(int fd) {
         ++rej_.busy;
         {
             std::lock_guard<std::mutex> lk(mu_);
-            if (count_ < kMaxConns && wake_[1] >= 0) {
+            if (count_ < cap_ && wake_[1] >= 0) {
                 ++count_;
                 incoming_.push_back(fd);
                 poke();
@@ -309,37 +315,173 @@ public:
         ::close(fd);
     }
 
+    static constexpr std::size_t kMaxPlain = 256;
+    static constexpr std::size_t kMaxTls = 128;
+    static constexpr double kHandshakeSeconds = 2.0;
+    static constexpr double kReadSeconds = 1.0;
+    static constexpr double kWriteSeconds = 1.0;
+    static constexpr double kDrainSeconds = 0.5;
+
 private:
-    static constexpr std::size_t kMaxConns = 256;
-    enum class State { kReading, kWriting, kDraining };
+    enum class State { kHandshake, kReading, kWriting, kDraining };
     struct Conn {
-        int fd;
+        int fd = -1;
+        SSL* ssl = nullptr;
         State state = State::kReading;
-        double deadline;
+        double deadline = 0;
+        short want = POLLIN;
         std::string head;  // last bytes of the request, to find its end
-        std::size_t got = 0, sent = 0;
+        std::size_t got = 0, sent = 0, drained = 0;
     };
+    enum : ssize_t { kWouldBlock = -1, kFailed = -2 };
 
     void poke() {
         char b = 1;
         if (wake_[1] >= 0) [[maybe_unused]] auto r = ::write(wake_[1], &b, 1);
     }
 
-    void loop() {
+    static void finish(Conn& c) {
+        if (c.ssl) SSL_free(c.ssl);
+        ::close(c.fd);
+        c.ssl = nullptr;
+        c.fd = -1;
+    }
+
+    // Moves bytes over the connection's stream: >0 moved, 0 end of stream,
+    // kWouldBlock (c.want says what to wait for) or kFailed.
+    static ssize_t io(Conn& c, bool out, char* buf, std::size_t len) {
+        if (c.ssl) {
+            ERR_clear_error();
+            int r = out ? SSL_write(c.ssl, buf, int(len)) : SSL_read(c.ssl, buf, int(len));
+            if (r > 0) return r;
+            switch (SSL_get_error(c.ssl, r)) {
+                case SSL_ERROR_ZERO_RETURN: return 0;
+                case SSL_ERROR_WANT_READ: c.want = POLLIN; return kWouldBlock;
+                case SSL_ERROR_WANT_WRITE: c.want = POLLOUT; return kWouldBlock;
+                default: return kFailed;
+            }
+        }
+        ssize_t n = out ? ::send(c.fd, buf, len, MSG_NOSIGNAL) : ::recv(c.fd, buf, len, 0);
+        if (n >= 0) return n;
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+            c.want = out ? POLLOUT : POLLIN;
+            return kWouldBlock;
+        }
+        return kFailed;
+    }
+
+    // Advances one connection as far as it goes without blocking; false when it is done.
+    bool step(Conn& c, double now) {
         static const std::string kResponse =
             "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
             "Content-Length: 24\r\nRetry-After: 1\r\nConnection: close\r\n\r\n503 Service Unavailable\n";
+        while (true) {
+            switch (c.state) {
+                case State::kHandshake: {
+                    ERR_clear_error();
+                    int r = SSL_accept(c.ssl);
+                    if (r == 1) {
+                        c.state = State::kReading;
+                        c.deadline = now + kReadSeconds;
+                        c.want = POLLIN;
+                        continue;
+                    }
+                    int e = SSL_get_error(c.ssl, r);
+                    if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return false;
+                    c.want = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+                    // Nothing can be answered before the handshake: past its deadline, close.
+                    return now < c.deadline;
+                }
+                case State::kReading: {
+                    char buf[2048];
+                    ssize_t n = io(c, false, buf, sizeof buf);
+                    if (n > 0) {
+                        c.got += std::size_t(n);
+                        c.head.append(buf, std::size_t(n));
+                        if (c.head.size() > 8) c.head.erase(0, c.head.size() - 8);
+                    }
+                    if (n == kFailed) return false;
+                    bool head_done = c.head.find("\r\n\r\n") != std::string::npos || c.got > max_bytes_;
+                    if (n == 0 || head_done || (n == kWouldBlock && now >= c.deadline)) {
+                        c.state = State::kWriting;
+                        c.deadline = now + kWriteSeconds;
+                        continue;
+                    }
+                    if (n == kWouldBlock) return true;
+                    continue;
+                }
+                case State::kWriting: {
+                    // A retried SSL_write must repeat the same arguments: without partial
+                    // writes `sent` stays 0 until the whole response is out.
+                    ssize_t n = io(c, true, const_cast<char*>(kResponse.data()) + c.sent, kResponse.size() - c.sent);
+                    if (n > 0) {
+                        c.sent += std::size_t(n);
+                        if (c.sent < kResponse.size()) continue;
+                        if (c.ssl) SSL_shutdown(c.ssl);  // close_notify; its answer is not awaited
+                        ::shutdown(c.fd, SHUT_WR);
+                        c.state = State::kDraining;
+                        c.deadline = now + kDrainSeconds;
+                        c.want = POLLIN;
+                        continue;
+                    }
+                    return n == kWouldBlock && now < c.deadline;
+                }
+                case State::kDraining: {
+                    // Raw bytes: whatever the peer still sends is discarded, TLS or not.
+                    char buf[4096];
+                    ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+                    if (n > 0) {
+                        c.drained += std::size_t(n);
+                        if (c.drained > (256u << 10)) return false;
+                        continue;
+                    }
+                    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return now < c.deadline;
+                    return false;
+                }
+            }
+        }
+    }
+
+    void admit(int fd, double now) {
+        Conn c;
+        c.fd = fd;
+        if (!tls_) {
+            c.deadline = now + kReadSeconds;
+            conns_.push_back(std::move(c));
+            return;
+        }
+        SSL* ssl = SSL_new(tls_);
+        if (!ssl || SSL_set_fd(ssl, fd) != 1) {
+            if (ssl) SSL_free(ssl);
+            ::close(fd);
+            std::lock_guard<std::mutex> lk(mu_);
+            --count_;
+            return;
+        }
+        // Hold the 16 KB record buffers only while a record is in flight, and issue no
+        // session tickets: a refused connection is not worth resuming.
+        SSL_set_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
+        SSL_set_num_tickets(ssl, 0);
+        c.ssl = ssl;
+        c.state = State::kHandshake;
+        c.deadline = now + kHandshakeSeconds;
+        conns_.push_back(std::move(c));
+    }
+
+    void loop() {
         std::vector<pollfd> pfds;
+        std::vector<int> fresh;
         while (!stop_) {
             {
                 std::lock_guard<std::mutex> lk(mu_);
-                for (int fd : incoming_) conns_.push_back({fd, State::kReading, now_s() + 1.0, {}, 0, 0});
-                incoming_.clear();
+                fresh.swap(incoming_);
             }
+            for (int fd : fresh) admit(fd, now_s());
+            fresh.clear();
             pfds.assign(1, pollfd{wake_[0], POLLIN, 0});
             double next = now_s() + 1.0;
             for (auto& c : conns_) {
-                pfds.push_back({c.fd, short(c.state == State::kWriting ? POLLOUT : POLLIN), 0});
+                pfds.push_back({c.fd, c.want, 0});
                 next = std::min(next, c.deadline);
             }
             poll(pfds.data(), pfds.size(), remaining_ms(next));
@@ -352,45 +494,8 @@ private:
             std::size_t closed = 0;
             for (std::size_t i = 0; i < conns_.size(); ++i) {
                 Conn& c = conns_[i];
-                short ev = pfds[i + 1].revents;
-                bool done = false;
-                if (c.state == State::kReading) {
-                    if (ev) {
-                        char buf[2048];
-                        ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-                        if (n > 0) {
-                            c.got += std::size_t(n);
-                            c.head.append(buf, std::size_t(n));
-                            if (c.head.size() > 8) c.head.erase(0, c.head.size() - 8);
-                        }
-                        if (n == 0 || c.head.find("\r\n\r\n") != std::string::npos || c.got > max_bytes_)
-                            c.state = State::kWriting;
-                        else if (n < 0 && errno != EAGAIN && errno != EINTR)
-                            done = true;
-                    }
-                    if (c.state == State::kReading && now >= c.deadline) c.state = State::kWriting;
-                }
-                if (!done && c.state == State::kWriting) {
-                    ssize_t n = ::send(c.fd, kResponse.data() + c.sent, kResponse.size() - c.sent, MSG_NOSIGNAL);
-                    if (n > 0) c.sent += std::size_t(n);
-                    if (c.sent == kResponse.size()) {
-                        ::shutdown(c.fd, SHUT_WR);
-                        c.state = State::kDraining;
-                        c.deadline = now + 0.5;
-                    } else if ((n < 0 && errno != EAGAIN && errno != EINTR) || now >= c.deadline + 1.0) {
-                        done = true;
-                    }
-                } else if (!done && c.state == State::kDraining) {
-                    if (ev) {
-                        char buf[4096];
-                        ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-                        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) done = true;
-                    }
-                    if (now >= c.deadline) done = true;
-                }
-                if (done) {
-                    ::close(c.fd);
-                    c.fd = -1;
+                if ((pfds[i + 1].revents || now >= c.deadline) && !step(c, now)) {
+                    finish(c);
                     ++closed;
                 }
             }
@@ -405,6 +510,8 @@ private:
 
     HttpRejections& rej_;
     std::size_t max_bytes_;
+    SSL_CTX* tls_;
+    std::size_t cap_;
     int wake_[2] = {-1, -1};
     std::thread thread_;
     std::atomic<bool> stop_{false};
@@ -490,7 +597,7 @@ std::string TlsContext::load(const std::string& cert_pem, const std::string& key
 
 GuardedServer::GuardedServer(const HttpLimits& limits, HttpRejections& rejections, SSL_CTX* tls)
     : limits_(limits), rejections_(rejections), tls_(tls),
-      rejector_(std::make_unique<Rejector>(rejections, limits.max_request_bytes)) {
+      rejector_(std::make_unique<Rejector>(rejections, limits.max_request_bytes, tls)) {
     new_task_queue = [this] { return new BoundedPool(limits_.workers, limits_.queued, pending_); };
     set_payload_max_length(limits_.max_request_bytes);
     // Only the Keep-Alive response header reads these; our loop enforces them.
@@ -558,13 +665,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
     int fl = fcntl(sock, F_GETFL);
     if (fl >= 0) fcntl(sock, F_SETFL, fl | O_NONBLOCK);
     if (t_shed) {
-        // A plain 503 means nothing inside TLS: a refused TLS connection is just closed.
-        if (tls_) {
-            ++rejections_.busy;
-            ::close(sock);
-        } else {
-            rejector_->take(sock);
-        }
+        rejector_->take(sock);
         return true;
     }
     ConnState st;

@@ -81,7 +81,8 @@ Result<std::string> knob_relpath(KnobKind kind, std::string_view name) {
             if (!component_char(c, kind)) return bad_name(kind, name, fmt::format("'{}' is not allowed", c));
         if (comp.find_first_not_of('.') == std::string_view::npos)
             return bad_name(kind, name, "a component made of dots is not allowed");
-        out += (out.empty() ? "" : "/") + std::string(comp);
+        if (!out.empty()) out += '/';
+        out += comp;
         if (end == std::string_view::npos) break;
         start = end + 1;
     }

@@ -2,6 +2,7 @@
 #include "hotline/catalog.hpp"
 
 #include <cctype>
+#include <iterator>
 
 namespace hotline {
 
@@ -30,6 +31,19 @@ std::optional<Mechanism> parse_mechanism(std::string_view s) {
     for (Mechanism m : kMechanismOrder)
         if (to_string(m) == s) return m;
     return std::nullopt;
+}
+
+Result<std::optional<Mechanism>> parse_forced_mechanism(std::string_view s) {
+    if (s.empty()) return std::optional<Mechanism>{};
+    if (auto m = parse_mechanism(s)) return m;
+    std::string names;
+    const std::size_t n = std::size(kMechanismOrder);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i) names += i + 1 == n ? " or " : ", ";
+        names += to_string(kMechanismOrder[i]);
+    }
+    return make_error("unknown mechanism \"" + std::string(s) + "\"", 0,
+                      "use " + names + ", or leave --mechanism out to let the planner choose");
 }
 
 const std::vector<TargetDef>& builtin_targets() {

@@ -1,6 +1,6 @@
 // `hotline serve` on the real kernel: exposition accepted by promtool and scraped by
 // a real Prometheus, counters driven by our own workload, no fd/RSS growth over
-// 1,000 scrapes, overload and malformed requests, config checks, TLS and auth,
+// 1,000 scrapes, overload and malformed requests, config checks, TLS and auth (and 503 over TLS),
 // systemd readiness, and detaching everything on SIGTERM.
 #include <bpf/bpf.h>
 #include <fcntl.h>
@@ -566,18 +566,32 @@ TEST(ServeHost, SigtermDetachesEverythingAndSystemdIsTold) {
     fs::remove_all(dir);
 }
 
-TEST(ServeHost, TlsAndBasicAuth) {
-    if (!have("openssl")) GTEST_SKIP() << "openssl not installed";
-    std::string dir = make_tempdir();
-    Cmd gen = sh(fmt::format(
+namespace {
+
+// A throw-away self-signed certificate in `dir`; returns openssl's output on failure.
+Cmd make_cert(const std::string& dir) {
+    return sh(fmt::format(
         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost "
         "-keyout {0}/key.pem -out {0}/cert.pem",
         dir));
+}
+
+// TLS with the certificate from make_cert(dir) and basic auth prom:secret.
+std::string tls_auth_config(const std::string& dir) {
+    return fmt::format("targets = [\"queue_work_on\"]\n[tls]\ncert = \"{0}/cert.pem\"\nkey = \"{0}/key.pem\"\n"
+                       "[basic_auth]\nusername = \"prom\"\n"
+                       "password_sha256 = \"2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b\"\n",
+                       dir);
+}
+
+}  // namespace
+
+TEST(ServeHost, TlsAndBasicAuth) {
+    if (!have("openssl")) GTEST_SKIP() << "openssl not installed";
+    std::string dir = make_tempdir();
+    Cmd gen = make_cert(dir);
     ASSERT_EQ(gen.rc, 0) << gen.out;
-    Daemon d(fmt::format("targets = [\"queue_work_on\"]\n[tls]\ncert = \"{0}/cert.pem\"\nkey = \"{0}/key.pem\"\n"
-                         "[basic_auth]\nusername = \"prom\"\n"
-                         "password_sha256 = \"2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b\"\n",
-                         dir));
+    Daemon d(tls_auth_config(dir));
     ASSERT_TRUE(d.up()) << d.log();
     httplib::SSLClient c("127.0.0.1", d.port());
     c.enable_server_certificate_verification(false);
@@ -606,6 +620,138 @@ TEST(ServeHost, TlsAndBasicAuth) {
     ASSERT_TRUE(m);
     EXPECT_GE(sample(m->body, "hotline_http_rejected_total{reason=\"auth\"}"), 2);
     EXPECT_GE(sample(m->body, "hotline_http_rejected_total{reason=\"tls_handshake\"}"), 1);
+    fs::remove_all(dir);
+}
+
+namespace {
+
+struct TlsScrape {
+    int status = -1;  // -1: no HTTP answer (see error)
+    std::string error, retry_after, body;
+};
+
+// One HTTPS GET as prom:secret on a fresh connection, as a Prometheus scrape does.
+TlsScrape tls_get(int port, const std::string& path) {
+    httplib::SSLClient c("127.0.0.1", port);
+    c.enable_server_certificate_verification(false);
+    c.set_connection_timeout(10);
+    c.set_read_timeout(20);
+    c.set_write_timeout(10);
+    c.set_basic_auth("prom", "secret");
+    auto r = c.Get(path);
+    if (!r) return {-1, httplib::to_string(r.error()), "", ""};
+    return {r->status, "", r->get_header_value("Retry-After"), r->body};
+}
+
+std::vector<TlsScrape> concurrent_tls_gets(int port, int n) {
+    std::vector<TlsScrape> out(std::size_t(n), TlsScrape{});
+    std::barrier go(n);
+    std::vector<std::thread> ts;
+    for (int i = 0; i < n; ++i)
+        ts.emplace_back([&, i] {
+            go.arrive_and_wait();
+            out[std::size_t(i)] = tls_get(port, "/metrics");
+        });
+    for (auto& t : ts) t.join();
+    return out;
+}
+
+}  // namespace
+
+// Over-limit TLS clients get an HTTP 503 inside TLS, silent clients cannot pin the
+// rejecting path, and serving goes on.  One worker and no queue: a silent connection
+// held by the worker in its handshake (read_timeout 60 s) makes every later
+// connection over the limit until we close it.
+TEST(ServeHost, TlsOverLimitGets503OverTls) {
+    if (!have("openssl")) GTEST_SKIP() << "openssl not installed";
+    // A TLS write to a connection the daemon closed must fail the test, not kill it.
+    struct sigaction ign {}, old {};
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old);
+    struct Restore {
+        struct sigaction old;
+        ~Restore() { sigaction(SIGPIPE, &old, nullptr); }
+    } restore{old};
+    std::string dir = make_tempdir();
+    Cmd gen = make_cert(dir);
+    ASSERT_EQ(gen.rc, 0) << gen.out;
+    Daemon d(tls_auth_config(dir) + "[http]\nmax_concurrent = 1\nmax_queued = 0\nread_timeout = \"60s\"\n");
+    ASSERT_TRUE(d.up()) << d.log();
+    ASSERT_EQ(tls_get(d.port(), "/healthz").status, 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // its lingering close finishes
+    std::size_t fds0 = fd_count(d.pid());
+    std::uint64_t rss0 = status_kb(d.pid(), "VmRSS"), hwm0 = status_kb(d.pid(), "VmHWM");
+    int refused = 0;  // connections the daemon must count as busy
+
+    int pin = connect_to(d.port());
+    ASSERT_GE(pin, 0);
+    constexpr int kOverLimit = 50;
+    for (const auto& r : concurrent_tls_gets(d.port(), kOverLimit)) {
+        EXPECT_EQ(r.status, 503) << r.error;
+        EXPECT_EQ(r.retry_after, "1");
+    }
+    refused += kOverLimit;
+
+    // Silent clients, more than the rejecting path holds at once (128 over TLS): the
+    // ones beyond it are closed at once, the others when their handshake deadline
+    // passes.  Every one must be closed by the daemon, not left hanging.
+    constexpr int kSilent = 150;
+    std::vector<int> silent;
+    for (int i = 0; i < kSilent; ++i) silent.push_back(connect_to(d.port()));
+    int closed_by_daemon = 0;
+    for (int fd : silent) {
+        char b;
+        closed_by_daemon += fd >= 0 && recv(fd, &b, 1, 0) == 0;  // SO_RCVTIMEO is 30 s
+        if (fd >= 0) close(fd);
+    }
+    EXPECT_EQ(closed_by_daemon, kSilent);
+    refused += kSilent;
+    TlsScrape after = tls_get(d.port(), "/metrics");
+    EXPECT_EQ(after.status, 503) << "the rejecting path answers again after silent clients: " << after.error;
+    refused += 1;
+
+    // Free the worker: a mix of 200 and 503, nothing else.
+    close(pin);
+    TlsScrape h = tls_get(d.port(), "/healthz");
+    for (int i = 0; i < 50 && h.status == 503; ++i) {
+        ++refused;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        h = tls_get(d.port(), "/healthz");
+    }
+    ASSERT_EQ(h.status, 200) << h.error;
+    constexpr int kClients = 100;
+    std::map<int, int> by_status;
+    for (const auto& r : concurrent_tls_gets(d.port(), kClients)) {
+        ++by_status[r.status];
+        EXPECT_TRUE(r.status == 200 || r.status == 503) << "status " << r.status << ": " << r.error;
+        if (r.status == 200) {
+            EXPECT_NE(r.body.find("hotline_calls_total"), std::string::npos);
+        }
+    }
+    refused += by_status[503];
+    std::printf("100 concurrent TLS scrapes with 1 worker: %d x 200, %d x 503, %d failed\n", by_status[200],
+                by_status[503], kClients - by_status[200] - by_status[503]);
+
+    TlsScrape m = tls_get(d.port(), "/metrics");
+    for (int i = 0; i < 50 && m.status == 503; ++i) {
+        ++refused;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        m = tls_get(d.port(), "/metrics");
+    }
+    ASSERT_EQ(m.status, 200) << m.error;
+    EXPECT_EQ(sample(m.body, "hotline_http_rejected_total{reason=\"busy\"}"), double(refused));
+    EXPECT_EQ(wait_exit(d.pid(), 0), -1) << "still running";
+    // Every refused connection is released (lingering closes end within a second).
+    std::size_t fds1 = fd_count(d.pid());
+    for (int i = 0; i < 100 && fds1 > fds0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        fds1 = fd_count(d.pid());
+    }
+    std::uint64_t rss1 = status_kb(d.pid(), "VmRSS");
+    std::printf("fds %zu -> %zu; RSS %llu -> %llu kB (peak %llu -> %llu kB)\n", fds0, fds1,
+                (unsigned long long)rss0, (unsigned long long)rss1, (unsigned long long)hwm0,
+                (unsigned long long)status_kb(d.pid(), "VmHWM"));
+    EXPECT_LE(fds1, fds0);
     fs::remove_all(dir);
 }
 

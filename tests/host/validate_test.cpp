@@ -27,7 +27,11 @@ namespace {
 std::string knob(const std::string& rel, const std::optional<NetnsRef>& ns = std::nullopt) {
     FsKnobIo io;
     auto v = io.read(KnobKind::kSysctl, rel, ns);
-    return v ? normalize_value(*v) : "<" + v.error().message() + ">";
+    if (v) return normalize_value(*v);
+    std::string out = "<";
+    out += v.error().message();
+    out += '>';
+    return out;
 }
 
 // Well-formedness of an XML document: one root, balanced tags, quoted

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <map>
 
 #include "hotline/planner.hpp"
@@ -172,6 +173,23 @@ TEST(Catalog, MechanismNamesRoundTrip) {
     for (Mechanism m : kMechanismOrder) EXPECT_EQ(parse_mechanism(to_string(m)), m);
     EXPECT_FALSE(parse_mechanism("uprobe").has_value());
     EXPECT_EQ(builtin_target_names(), "dst_release, ipv4_dst_check, tcp_prequeue, queue_work_on");
+}
+
+TEST(Catalog, ForcedMechanismOption) {
+    auto none = parse_forced_mechanism("");
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value()) << "empty lets the planner choose";
+    auto kp = parse_forced_mechanism("kprobe");
+    ASSERT_TRUE(kp.ok());
+    EXPECT_EQ(*kp, Mechanism::kKprobe);
+    for (const char* bad : {"fenty", "unavailable", "auto", "KPROBE", " kprobe"}) {
+        auto r = parse_forced_mechanism(bad);
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_EQ(r.error().message(),
+                  fmt::format("unknown mechanism \"{}\"; use fentry, kprobe, tracepoint or sampling, "
+                              "or leave --mechanism out to let the planner choose",
+                              bad));
+    }
 }
 
 TEST(Catalog, FuncSpecParsing) {
