@@ -48,7 +48,7 @@ constexpr double kNode0NoiseShare = 0.01;
 // but for (a) node-1 calls outside the fentry window that only the kprobe one
 // sees: timer work of the churn's last connections after its stop, and the rest
 // of the system (which runs nothing on node 1), and (b) calls one mechanism
-// misses (recursion, kprobe reentry).  Measured, 3 tier runs on 6.1, 6.12 and
+// misses (recursion, kprobe reentry).  Measured, 4 tier runs on 6.1, 6.12 and
 // 5.10: kprobe - fentry 0 to +8 dst_release calls (at most 0.11%), 0 for
 // ipv4_dst_check, no recursion misses.  Bound: 1% of the fentry count plus 20
 // calls either way; a mechanism losing or double-counting a few percent of the
