@@ -41,7 +41,9 @@ struct SymRange {
 // /proc/kallsyms, sorted, for function ranges and symbolization.  Compact: only
 // text symbols are kept (other symbols only end the function before them), names
 // live in one arena, and by-name lookup is a sorted index: a live session holds
-// this for its whole run, so it must stay a few MB for ~100k+ symbols.
+// this for its whole run, so it must stay a few MB for ~100k+ symbols.  By-name
+// lookup goes through sorted name hashes: sorting ~120k strings was most of the
+// start-up cost.
 class Kallsyms {
 public:
     static Result<Kallsyms> load(const std::string& path = "/proc/kallsyms");
@@ -72,7 +74,7 @@ private:
 
     std::vector<Sym> syms_;            // text symbols by address
     std::string names_;                // arena of names, NUL-separated
-    std::vector<std::uint32_t> by_name_;  // indices into syms_, sorted by name, first per name
+    std::vector<std::uint64_t> by_name_;  // (name hash << 32 | index into syms_), sorted
     std::size_t parsed_ = 0;
     bool visible_ = false;
 };
@@ -88,7 +90,9 @@ public:
     KernelBtf& operator=(KernelBtf&& o) noexcept;
 
     static Result<KernelBtf> load(const std::string& path = "/sys/kernel/btf/vmlinux");
-    bool has_func(std::string_view name) const;
+    bool has_func(std::string_view name) const { return func_id(name) > 0; }
+    // BTF type id of a function (BTF_KIND_FUNC), 0 when absent.
+    int func_id(std::string_view name) const;
     bool has_member(std::string_view type, std::string_view member) const;
     // Name of the struct/union type of a member ("" when absent or not an aggregate).
     std::string member_type(std::string_view type, std::string_view member) const;
@@ -97,6 +101,13 @@ public:
 private:
     struct btf* btf_ = nullptr;
 };
+
+// Whether the kernel takes a tracing program (fentry, or fexit with exit) on the
+// vmlinux function with this BTF id: loads a program that only returns 0, as bcc's
+// fentry_can_attach does, so asking costs one small load and no object open.
+// Returns 0 when it loads (nothing stays loaded), else -errno and, for EINVAL or
+// EACCES, the verifier's last lines in *log.
+int probe_tracing_load(int btf_func_id, bool exit, std::string* log = nullptr);
 
 struct Capabilities {
     bool root = false;

@@ -10,8 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 
 #include <cstring>
 #include <filesystem>
@@ -45,10 +47,34 @@ Result<KernelBtf> KernelBtf::load(const std::string& path) {
     return k;
 }
 
-bool KernelBtf::has_func(std::string_view name) const {
-    if (!btf_) return false;
+int KernelBtf::func_id(std::string_view name) const {
+    if (!btf_) return 0;
     std::string n(name);
-    return btf__find_by_name_kind(btf_, n.c_str(), BTF_KIND_FUNC) > 0;
+    int id = btf__find_by_name_kind(btf_, n.c_str(), BTF_KIND_FUNC);
+    return id > 0 ? id : 0;
+}
+
+int probe_tracing_load(int btf_func_id, bool exit, std::string* log) {
+    const bpf_insn insns[] = {
+        {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},  // r0 = 0
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},                   // return r0
+    };
+    char buf[4096] = {};
+    LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = exit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
+                .attach_btf_id = std::uint32_t(btf_func_id), .log_level = 1, .log_size = sizeof buf,
+                .log_buf = buf);
+    int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, exit ? "hl_probe_fexit" : "hl_probe_fentry", "GPL", insns, 2, &o);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    int err = -errno;
+    if (log && (err == -EINVAL || err == -EACCES)) {
+        std::string_view v(buf, strnlen(buf, sizeof buf));
+        while (!v.empty() && v.back() == '\n') v.remove_suffix(1);
+        *log = std::string(v.substr(v.size() > 600 ? v.size() - 600 : 0));
+    }
+    return err;
 }
 
 bool KernelBtf::has_member(std::string_view type, std::string_view member) const {

@@ -1,13 +1,29 @@
 // /proc/kallsyms: function address ranges for sampling and symbolization, held
 // compactly (text symbols only, one name arena, sorted name index).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
-#include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "hotline/kernel.hpp"
 
 namespace hotline {
+
+// Collects lines, then sorts and indexes once; non-text names are never stored.
+namespace {
+
+// FNV-1a: the by-name index sorts 32-bit hashes instead of comparing strings.
+std::uint32_t name_hash(std::string_view s) {
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : s) h = (h ^ c) * 16777619u;
+    return h;
+}
+
+}  // namespace
 
 // Collects lines, then sorts and indexes once; non-text names are never stored.
 class Kallsyms::Builder {
@@ -20,9 +36,11 @@ public:
         auto r = std::from_chars(line.data(), line.data() + sp1, addr, 16);
         if (r.ec != std::errc{} || r.ptr != line.data() + sp1) return;
         char type = line[sp1 + 1];
-        std::string_view rest = line.substr(sp1 + 3);
-        auto end = rest.find_first_of(" \t\n");
-        std::string_view name = rest.substr(0, end);
+        const char* p = line.data() + sp1 + 3;
+        const char* e = line.data() + line.size();
+        const char* q = p;
+        while (q < e && *q != ' ' && *q != '\t' && *q != '\n') ++q;
+        std::string_view name(p, std::size_t(q - p));
         if (name.empty() || name.size() > UINT16_MAX) return;
         bool text = type == 't' || type == 'T';
         std::uint32_t off = UINT32_MAX;
@@ -31,13 +49,17 @@ public:
             k_.names_.append(name);
             k_.names_.push_back('\0');
         }
+        if (!raw_.empty() && addr < raw_.back().addr) sorted_ = false;
         raw_.push_back({addr, off, static_cast<std::uint16_t>(name.size()), text});
         ++k_.parsed_;
         if (addr) k_.visible_ = true;
     }
 
     Kallsyms finish() {
-        std::stable_sort(raw_.begin(), raw_.end(), [](const Raw& a, const Raw& b) { return a.addr < b.addr; });
+        // The core kernel lists its symbols by address; only trailing module and BPF
+        // symbols can be out of order.  Ties keep their listing order (the first is primary).
+        if (!sorted_)
+            std::stable_sort(raw_.begin(), raw_.end(), [](const Raw& a, const Raw& b) { return a.addr < b.addr; });
         std::size_t ntext = 0;
         for (const auto& r : raw_) ntext += r.text;
         k_.syms_.reserve(ntext);
@@ -54,17 +76,12 @@ public:
         }
         std::vector<Raw>().swap(raw_);
         k_.names_.shrink_to_fit();
+        // (hash, index) pairs: index order is address order, so among equal names the
+        // lowest address comes first.
         k_.by_name_.resize(k_.syms_.size());
-        for (std::uint32_t i = 0; i < k_.by_name_.size(); ++i) k_.by_name_[i] = i;
-        // Equal names keep address order, so the first text symbol of a name wins.
-        std::stable_sort(k_.by_name_.begin(), k_.by_name_.end(), [this](std::uint32_t a, std::uint32_t b) {
-            return k_.name_of(k_.syms_[a]) < k_.name_of(k_.syms_[b]);
-        });
-        auto last = std::unique(k_.by_name_.begin(), k_.by_name_.end(), [this](std::uint32_t a, std::uint32_t b) {
-            return k_.name_of(k_.syms_[a]) == k_.name_of(k_.syms_[b]);
-        });
-        k_.by_name_.erase(last, k_.by_name_.end());
-        k_.by_name_.shrink_to_fit();
+        for (std::uint32_t i = 0; i < k_.syms_.size(); ++i)
+            k_.by_name_[i] = std::uint64_t(name_hash(k_.name_of(k_.syms_[i]))) << 32 | i;
+        std::sort(k_.by_name_.begin(), k_.by_name_.end());
         return std::move(k_);
     }
 
@@ -76,6 +93,7 @@ private:
         bool text;
     };
     std::vector<Raw> raw_;
+    bool sorted_ = true;
     Kallsyms k_;
 };
 
@@ -90,27 +108,57 @@ Kallsyms Kallsyms::parse(std::string_view text) {
 }
 
 Result<Kallsyms> Kallsyms::load(const std::string& path) {
-    // Line by line: the file is several MB and need never be held whole.
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "re"), std::fclose);
-    if (!f) return make_error("cannot read " + path, errno);
+    // Big reads: the kernel formats the file on every read call, and the file is
+    // several MB that need never be held whole, so parse chunk by chunk.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return make_error("cannot read " + path, errno);
+    constexpr std::size_t kChunk = 256 * 1024;
+    std::unique_ptr<char[]> buf(new char[kChunk]);
+    std::size_t have = 0;  // bytes of an unfinished line kept at the front
     Builder b;
-    char* line = nullptr;
-    std::size_t cap = 0;
-    ssize_t n;
-    while ((n = getline(&line, &cap, f.get())) > 0) b.add_line(std::string_view(line, static_cast<std::size_t>(n)));
-    std::free(line);
+    while (true) {
+        ssize_t n = ::read(fd, buf.get() + have, kChunk - have);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int e = errno;
+            ::close(fd);
+            return make_error("cannot read " + path, e);
+        }
+        std::size_t len = have + std::size_t(n);
+        std::string_view chunk(buf.get(), len);
+        std::size_t pos = 0;
+        while (pos < len) {
+            const void* nl = std::memchr(chunk.data() + pos, '\n', len - pos);
+            if (!nl) break;
+            std::size_t end = std::size_t(static_cast<const char*>(nl) - chunk.data());
+            b.add_line(chunk.substr(pos, end - pos));
+            pos = end + 1;
+        }
+        have = len - pos;
+        if (n == 0) {
+            if (have) b.add_line(chunk.substr(pos, have));
+            break;
+        }
+        // A line longer than the buffer is no kallsyms line: drop it.
+        if (have == kChunk) have = 0;
+        else if (have) std::memmove(buf.get(), buf.get() + pos, have);
+    }
+    ::close(fd);
     return b.finish();
 }
 
 std::size_t Kallsyms::memory_bytes() const {
-    return syms_.capacity() * sizeof(Sym) + names_.capacity() + by_name_.capacity() * sizeof(std::uint32_t);
+    return syms_.capacity() * sizeof(Sym) + names_.capacity() + by_name_.capacity() * sizeof(std::uint64_t);
 }
 
 const Kallsyms::Sym* Kallsyms::find(std::string_view name) const {
-    auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
-                               [this](std::uint32_t i, std::string_view n) { return name_of(syms_[i]) < n; });
-    if (it == by_name_.end() || name_of(syms_[*it]) != name) return nullptr;
-    return &syms_[*it];
+    std::uint64_t h = std::uint64_t(name_hash(name)) << 32;
+    for (auto it = std::lower_bound(by_name_.begin(), by_name_.end(), h); it != by_name_.end() && (*it >> 32) == (h >> 32);
+         ++it) {
+        const Sym& s = syms_[std::uint32_t(*it)];
+        if (name_of(s) == name) return &s;
+    }
+    return nullptr;
 }
 
 bool Kallsyms::contains(std::string_view name) const { return find(name) != nullptr; }

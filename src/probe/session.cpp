@@ -229,7 +229,8 @@ private:
     }
     static constexpr std::uint32_t kNoSlot = ~0u;
 
-    std::string load_reason(int err, const LibbpfCapture& cap) const {
+    std::string load_reason(int err, const LibbpfCapture& cap) const { return load_reason(err, cap.tail(8)); }
+    std::string load_reason(int err, const std::string& log_tail) const {
         std::string r = errname(err) + " at load";
         bool perm = err == -EPERM || err == EPERM;
         if (perm && k_.caps.can_bpf() && k_.caps.can_perfmon())
@@ -237,18 +238,33 @@ private:
                              k_.lockdown);
         else if (perm)
             r += " (missing CAP_BPF/CAP_PERFMON?)";
-        if (err == -EACCES || err == -EINVAL) {
-            std::string tail = cap.tail(8);
-            if (!tail.empty()) r += "; verifier/libbpf log tail:\n" + tail;
-        }
+        if ((err == -EACCES || err == -EINVAL) && !log_tail.empty()) r += "; verifier/libbpf log tail:\n" + log_tail;
         return r;
     }
 
     AttachOutcome attach_fentry(const TargetDef& t) {
         AttachOutcome out;
+        // Ask with a minimal program on the same function first: opening the object
+        // parses vmlinux BTF and relocates every program, a slow way to hear "no".
+        // The kernel refuses a program type or an attach target before it verifies
+        // any code, so the minimal program hears the same refusal the real one would.
+        bool try_latency = opts_.latency;
+        std::string exit_refused;
+        if (int id = btf_ ? btf_->func_id(t.name) : 0; id > 0) {
+            std::string log;
+            if (int e = probe_tracing_load(id, false, &log)) {
+                out.reason = load_reason(e, log);
+                return out;
+            }
+            if (try_latency)
+                if (int e = probe_tracing_load(id, true, &log)) {
+                    exit_refused = load_reason(e, log);
+                    try_latency = false;
+                }
+        }
         std::string first_reason;
-        for (bool latency : {opts_.latency, false}) {
-            if (!latency && !opts_.latency && !first_reason.empty()) break;
+        for (bool latency : {try_latency, false}) {
+            if (!latency && !try_latency && !first_reason.empty()) break;
             LibbpfCapture cap;
             SkelGuard<hl_fentry_bpf> s(hl_fentry_bpf::open());
             if (!s) return {false, "", false, Fidelity::kNone, errname(errno) + " at open"};
@@ -299,8 +315,9 @@ private:
             out.ok = true;
             out.latency = latency;
             out.fidelity = Fidelity::kExact;
+            std::string exit_why = !exit_refused.empty() ? exit_refused : first_reason;
             out.attach = latency ? "fentry+fexit " + t.name
-                                 : "fentry " + t.name + (opts_.latency ? " (fexit refused: " + first_reason + ")" : "");
+                                 : "fentry " + t.name + (opts_.latency ? " (fexit refused: " + exit_why + ")" : "");
             return out;
         }
         out.reason = first_reason;
