@@ -64,12 +64,11 @@ public:
 private:
     struct Sym {
         std::uint64_t addr;
-        std::uint64_t end;       // next higher symbol's address of any type; 0: none
-        std::uint32_t name;      // offset into names_
-        std::uint16_t len;       // name length (kernel symbol names are < 512 bytes)
-        std::uint16_t primary;   // 1: the first symbol listed at its address
+        std::uint32_t size;  // to the next higher symbol of any type; 0: unknown
+        std::uint32_t name;  // offset into names_, | kPrimary for the first listed at its address
     };
-    std::string_view name_of(const Sym& s) const { return {names_.data() + s.name, s.len}; }
+    static constexpr std::uint32_t kPrimary = 1u << 31;
+    std::string_view name_of(const Sym& s) const { return names_.data() + (s.name & ~kPrimary); }
     const Sym* find(std::string_view name) const;
 
     std::vector<Sym> syms_;            // text symbols by address
@@ -93,6 +92,8 @@ public:
     bool has_func(std::string_view name) const { return func_id(name) > 0; }
     // BTF type id of a function (BTF_KIND_FUNC), 0 when absent.
     int func_id(std::string_view name) const;
+    // The same for several names in one pass over the types.
+    std::map<std::string, int> func_ids(const std::vector<std::string>& names) const;
     bool has_member(std::string_view type, std::string_view member) const;
     // Name of the struct/union type of a member ("" when absent or not an aggregate).
     std::string member_type(std::string_view type, std::string_view member) const;

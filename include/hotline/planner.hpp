@@ -48,6 +48,10 @@ struct FunctionFacts {
     bool in_btf = false;
     bool in_kallsyms = false;
     bool has_range = false;  // kallsyms shows a usable address range
+    // false: in_kallsyms and has_range are not known yet.  The planner then asks
+    // Attacher::kallsyms_facts only when a decision needs them, so the symbol
+    // table can still be loading while the first attach attempts run.
+    bool kallsyms_known = true;
 };
 
 // Result of one real attempt.
@@ -63,6 +67,8 @@ class Attacher {
 public:
     virtual ~Attacher() = default;
     virtual FunctionFacts function_facts(const TargetDef& t) = 0;
+    // Fills in in_kallsyms and has_range of facts that came without them.
+    virtual void kallsyms_facts(const TargetDef& t, FunctionFacts& f) { (void)t, (void)f; }
     virtual AttachOutcome attach(const TargetDef& t, Mechanism m) = 0;
 };
 

@@ -4,7 +4,9 @@
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -38,13 +40,53 @@ KernelBtf& KernelBtf::operator=(KernelBtf&& o) noexcept {
     return *this;
 }
 
+namespace {
+
+// Parses raw BTF from a read-only mapping of the file (kernels since 6.16 map
+// /sys/kernel/btf/vmlinux): no read buffer of its size to fault in and copy from.
+struct btf* parse_mapped(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    struct stat st {};
+    void* p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < INT32_MAX)
+        p = mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) return nullptr;
+    struct btf* b = btf__new(p, std::uint32_t(st.st_size));  // copies what it keeps
+    munmap(p, std::size_t(st.st_size));
+    return b;
+}
+
+}  // namespace
+
 Result<KernelBtf> KernelBtf::load(const std::string& path) {
-    struct btf* b = btf__parse(path.c_str(), nullptr);
+    struct btf* b = parse_mapped(path);
+    if (!b) b = btf__parse(path.c_str(), nullptr);  // not mappable, or ELF
     if (!b) return make_error("cannot load kernel BTF from " + path, errno,
                               "hotline needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
     KernelBtf k;
     k.btf_ = b;
     return k;
+}
+
+std::map<std::string, int> KernelBtf::func_ids(const std::vector<std::string>& names) const {
+    std::map<std::string, int> ids;
+    for (auto& n : names) ids[n] = 0;
+    if (!btf_ || names.empty()) return ids;
+    // One walk over every type for all names: each name lookup is a walk of its own.
+    std::size_t left = ids.size();
+    int n = int(btf__type_cnt(btf_));
+    for (int id = 1; id < n && left; ++id) {
+        const struct btf_type* t = btf__type_by_id(btf_, id);
+        if (!btf_is_func(t)) continue;
+        auto it = ids.find(btf__name_by_offset(btf_, t->name_off));
+        if (it != ids.end() && it->second == 0) {
+            it->second = id;
+            --left;
+        }
+    }
+    return ids;
 }
 
 int KernelBtf::func_id(std::string_view name) const {

@@ -6,14 +6,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "hotline/kernel.hpp"
 
 namespace hotline {
 
-// Collects lines, then sorts and indexes once; non-text names are never stored.
 namespace {
 
 // FNV-1a: the by-name index sorts 32-bit hashes instead of comparing strings.
@@ -25,7 +26,8 @@ std::uint32_t name_hash(std::string_view s) {
 
 }  // namespace
 
-// Collects lines, then sorts and indexes once; non-text names are never stored.
+// Collects lines straight into the final tables (nearly every symbol is text),
+// then sorts and indexes once; non-text names are never stored.
 class Kallsyms::Builder {
 public:
     void add_line(std::string_view line) {
@@ -39,61 +41,92 @@ public:
         const char* p = line.data() + sp1 + 3;
         const char* e = line.data() + line.size();
         const char* q = p;
-        while (q < e && *q != ' ' && *q != '\t' && *q != '\n') ++q;
+        while (q < e && *q != ' ' && *q != '\t' && *q != '\n' && *q != '\0') ++q;
         std::string_view name(p, std::size_t(q - p));
         if (name.empty() || name.size() > UINT16_MAX) return;
-        bool text = type == 't' || type == 'T';
-        std::uint32_t off = UINT32_MAX;
-        if (text) {
-            off = static_cast<std::uint32_t>(k_.names_.size());
+        // Until finish(), a symbol's size field holds its position in the listing.
+        std::uint32_t seq = static_cast<std::uint32_t>(k_.parsed_++);
+        if (type == 't' || type == 'T') {
+            if (k_.names_.size() + name.size() >= kPrimary) return;
+            if (syms_sorted_from_ == SIZE_MAX && !k_.syms_.empty() && addr < k_.syms_.back().addr)
+                syms_sorted_from_ = k_.syms_.size();
+            k_.syms_.push_back({addr, seq, static_cast<std::uint32_t>(k_.names_.size())});
             k_.names_.append(name);
             k_.names_.push_back('\0');
+        } else {
+            if (stops_sorted_from_ == SIZE_MAX && !stops_.empty() && addr < stops_.back().addr)
+                stops_sorted_from_ = stops_.size();
+            stops_.push_back({addr, seq});
         }
-        if (!raw_.empty() && addr < raw_.back().addr) sorted_ = false;
-        raw_.push_back({addr, off, static_cast<std::uint16_t>(name.size()), text});
-        ++k_.parsed_;
         if (addr) k_.visible_ = true;
     }
 
     Kallsyms finish() {
         // The core kernel lists its symbols by address; only trailing module and BPF
-        // symbols can be out of order.  Ties keep their listing order (the first is primary).
-        if (!sorted_)
-            std::stable_sort(raw_.begin(), raw_.end(), [](const Raw& a, const Raw& b) { return a.addr < b.addr; });
-        std::size_t ntext = 0;
-        for (const auto& r : raw_) ntext += r.text;
-        k_.syms_.reserve(ntext);
-        // Walk groups of equal address; a group's end is the next group's address.
-        for (std::size_t i = 0; i < raw_.size();) {
+        // symbols can be out of order.
+        auto& syms = k_.syms_;
+        sort_by_addr(syms, syms_sorted_from_);
+        sort_by_addr(stops_, stops_sorted_from_);
+        // Walk groups of text symbols at one address.  A function ends at the next
+        // higher symbol of any type; the first symbol listed at an address (of any
+        // type) is the one symbolize() names.
+        std::size_t p = 0;
+        for (std::size_t i = 0; i < syms.size();) {
+            std::uint64_t a = syms[i].addr;
             std::size_t j = i;
-            while (j < raw_.size() && raw_[j].addr == raw_[i].addr) ++j;
-            std::uint64_t end = j < raw_.size() ? raw_[j].addr : 0;
-            for (std::size_t m = i; m < j; ++m)
-                if (raw_[m].text)
-                    k_.syms_.push_back({raw_[m].addr, end, raw_[m].name, raw_[m].len,
-                                        static_cast<std::uint16_t>(m == i ? 1 : 0)});
+            while (j < syms.size() && syms[j].addr == a) ++j;
+            while (p < stops_.size() && stops_[p].addr < a) ++p;
+            bool stop_first = p < stops_.size() && stops_[p].addr == a && stops_[p].seq < syms[i].size;
+            std::size_t q = p;
+            while (q < stops_.size() && stops_[q].addr == a) ++q;
+            std::uint64_t end = j < syms.size() ? syms[j].addr : 0;
+            if (q < stops_.size() && (end == 0 || stops_[q].addr < end)) end = stops_[q].addr;
+            std::uint64_t size = end ? end - a : 0;
+            if (size > UINT32_MAX) size = 0;  // no function spans 4 GB: the end is unknown
+            for (std::size_t m = i; m < j; ++m) syms[m].size = static_cast<std::uint32_t>(size);
+            if (!stop_first) syms[i].name |= kPrimary;
             i = j;
         }
-        std::vector<Raw>().swap(raw_);
+        std::vector<Stop>().swap(stops_);
         k_.names_.shrink_to_fit();
+        if (syms.capacity() - syms.size() > syms.size() / 8) syms.shrink_to_fit();
         // (hash, index) pairs: index order is address order, so among equal names the
         // lowest address comes first.
-        k_.by_name_.resize(k_.syms_.size());
-        for (std::uint32_t i = 0; i < k_.syms_.size(); ++i)
-            k_.by_name_[i] = std::uint64_t(name_hash(k_.name_of(k_.syms_[i]))) << 32 | i;
-        std::sort(k_.by_name_.begin(), k_.by_name_.end());
+        auto& keys = k_.by_name_;
+        keys.resize(syms.size());
+        for (std::uint32_t i = 0; i < syms.size(); ++i) keys[i] = std::uint64_t(name_hash(k_.name_of(syms[i]))) << 32 | i;
+        // Radix sort on the hash, 16 bits a pass: stable, so indices stay ascending.
+        std::vector<std::uint64_t> tmp(keys.size());
+        for (int shift : {32, 48}) {
+            std::vector<std::uint32_t> count(1u << 16, 0);
+            for (auto k : keys) ++count[(k >> shift) & 0xffff];
+            std::uint32_t sum = 0;
+            for (auto& c : count) sum += std::exchange(c, sum);
+            for (auto k : keys) tmp[count[(k >> shift) & 0xffff]++] = k;
+            keys.swap(tmp);
+        }
         return std::move(k_);
     }
 
 private:
-    struct Raw {
+    // The listing is sorted up to `from` (the core kernel); the tail (modules, BPF)
+    // is sorted alone and merged in.  Stable: ties keep their listing order.
+    template <class T>
+    static void sort_by_addr(std::vector<T>& v, std::size_t from) {
+        if (from >= v.size()) return;
+        auto by_addr = [](const T& a, const T& b) { return a.addr < b.addr; };
+        auto mid = v.begin() + std::ptrdiff_t(from);
+        std::stable_sort(mid, v.end(), by_addr);
+        std::inplace_merge(v.begin(), mid, v.end(), by_addr);
+    }
+
+    struct Stop {
         std::uint64_t addr;
-        std::uint32_t name;
-        std::uint16_t len;
-        bool text;
+        std::uint32_t seq;
     };
-    std::vector<Raw> raw_;
-    bool sorted_ = true;
+    std::vector<Stop> stops_;  // non-text symbols: they only end the function before them
+    std::size_t syms_sorted_from_ = SIZE_MAX;  // first entry out of order; SIZE_MAX: none
+    std::size_t stops_sorted_from_ = SIZE_MAX;
     Kallsyms k_;
 };
 
@@ -165,8 +198,8 @@ bool Kallsyms::contains(std::string_view name) const { return find(name) != null
 
 std::optional<SymRange> Kallsyms::range(std::string_view name) const {
     const Sym* s = find(name);
-    if (!s || !visible_ || s->end == 0) return std::nullopt;
-    return SymRange{s->addr, s->end};
+    if (!s || !visible_ || s->size == 0) return std::nullopt;
+    return SymRange{s->addr, s->addr + s->size};
 }
 
 std::optional<std::string> Kallsyms::symbolize(std::uint64_t addr) const {
@@ -176,10 +209,10 @@ std::optional<std::string> Kallsyms::symbolize(std::uint64_t addr) const {
     if (it == syms_.begin()) return std::nullopt;
     --it;
     // Past the function's end lies a non-text symbol (or nothing known).
-    if (it->end != 0 && addr >= it->end) return std::nullopt;
+    if (it->size != 0 && addr - it->addr >= it->size) return std::nullopt;
     // Aliases share an address; name the first one listed, as perf does.
     while (it != syms_.begin() && std::prev(it)->addr == it->addr) --it;
-    if (!it->primary) return std::nullopt;
+    if (!(it->name & kPrimary)) return std::nullopt;
     std::string out(name_of(*it));
     if (addr != it->addr) {
         char buf[24];

@@ -18,19 +18,38 @@ const TargetPlan* Plan::find(std::string_view target) const {
 
 namespace {
 
+// A target's function facts; the kallsyms half is asked for on first use.
+class LazyFacts {
+public:
+    LazyFacts(Attacher& a, const TargetDef& t) : a_(a), t_(t), f_(a.function_facts(t)) {}
+    bool in_btf() const { return f_.in_btf; }
+    const FunctionFacts& all() {
+        if (!f_.kallsyms_known) {
+            a_.kallsyms_facts(t_, f_);
+            f_.kallsyms_known = true;
+        }
+        return f_;
+    }
+
+private:
+    Attacher& a_;
+    const TargetDef& t_;
+    FunctionFacts f_;
+};
+
 // Why a mechanism cannot work for this target, decided from facts alone; empty when
 // it is worth trying.
-std::string precheck(const TargetDef& t, Mechanism m, const PlanFacts& f, const FunctionFacts& fn) {
+std::string precheck(const TargetDef& t, Mechanism m, const PlanFacts& f, LazyFacts& fn) {
     switch (m) {
         case Mechanism::kFentry:
             if (!f.can_bpf) return "missing CAP_BPF";
             if (!f.btf) return "kernel has no BTF (/sys/kernel/btf/vmlinux)";
-            if (!fn.in_btf) return t.name + " is not a BTF function of this kernel (inlined or static)";
+            if (!fn.in_btf()) return t.name + " is not a BTF function of this kernel (inlined or static)";
             return {};
         case Mechanism::kKprobe:
             if (!f.can_bpf || !f.can_perfmon) return "missing CAP_BPF or CAP_PERFMON";
             if (!f.kprobes) return "kernel built without kprobes (no kprobe PMU)";
-            if (!fn.in_kallsyms) return t.name + " is not in /proc/kallsyms";
+            if (!fn.all().in_kallsyms) return t.name + " is not in /proc/kallsyms";
             return {};
         case Mechanism::kTracepoint:
             if (t.proxy == Proxy::kNone) return "no tracepoint proxy for " + t.name;
@@ -39,8 +58,8 @@ std::string precheck(const TargetDef& t, Mechanism m, const PlanFacts& f, const 
             return {};
         case Mechanism::kSampling:
             if (!f.can_bpf || !f.can_perfmon) return "missing CAP_BPF or CAP_PERFMON";
-            if (!fn.in_kallsyms) return t.name + " is not in /proc/kallsyms";
-            if (!fn.has_range) return "kallsyms hides addresses (kptr_restrict) or has no range for " + t.name;
+            if (!fn.all().in_kallsyms) return t.name + " is not in /proc/kallsyms";
+            if (!fn.all().has_range) return "kallsyms hides addresses (kptr_restrict) or has no range for " + t.name;
             return {};
         case Mechanism::kUnavailable: break;
     }
@@ -55,8 +74,8 @@ Result<Plan> make_plan(const std::vector<TargetDef>& targets, const PlanFacts& f
     for (const TargetDef& t : targets) {
         TargetPlan tp;
         tp.target = t.name;
-        FunctionFacts fn = attacher.function_facts(t);
-        bool absent = !fn.in_btf && !fn.in_kallsyms;
+        LazyFacts fn(attacher, t);
+        bool absent = !fn.in_btf() && !fn.all().in_kallsyms;
         if (absent) {
             tp.unavailable_reason = !t.absent_note.empty()
                                         ? t.absent_note

@@ -79,6 +79,28 @@ TEST(Kallsyms, IgnoresMalformedLines) {
     EXPECT_TRUE(k.range("ok_func").has_value());
 }
 
+// Module and BPF symbols come after the core kernel's, in no address order.
+TEST(Kallsyms, UnorderedListingIsSortedWithTiesInListingOrder) {
+    auto k = Kallsyms::parse(
+        "ffffffff81000000 T core_a\n"
+        "ffffffff81000100 T core_b\n"
+        "ffffffffc0000200 t mod_late\t[m]\n"
+        "ffffffffc0000100 d mod_data\t[m]\n"
+        "ffffffffc0000000 t mod_first\t[m]\n"
+        "ffffffffc0000000 t mod_first_alias\t[m]\n"
+        "ffffffffc0000300 T mod_end\t[m]\n");
+    ASSERT_TRUE(k.range("mod_first").has_value());
+    EXPECT_EQ(k.range("mod_first")->end, 0xffffffffc0000100ULL);  // ended by the data symbol
+    EXPECT_EQ(k.range("mod_late")->end, 0xffffffffc0000300ULL);
+    EXPECT_EQ(k.range("core_b")->end, 0xffffffffc0000000ULL);
+    EXPECT_EQ(k.symbolize(0xffffffffc0000004ULL).value_or(""), "mod_first+0x4");
+    EXPECT_FALSE(k.symbolize(0xffffffffc0000104ULL).has_value());
+    // A data symbol listed first at an address: the function there is not named.
+    auto d = Kallsyms::parse("ffffffff81000000 D a_var\nffffffff81000000 T a_func\nffffffff81000040 T b\n");
+    EXPECT_TRUE(d.range("a_func").has_value());
+    EXPECT_FALSE(d.symbolize(0xffffffff81000004ULL).has_value());
+}
+
 // The loader reads in chunks: lines cut at chunk borders, out-of-order module
 // symbols at the end, and a final line without a newline must come out as parse() does.
 TEST(Kallsyms, LoadFromFileMatchesParse) {

@@ -15,8 +15,23 @@ public:
     std::map<std::string, FunctionFacts> facts;
     std::map<std::pair<std::string, Mechanism>, AttachOutcome> outcomes;
     std::vector<std::pair<std::string, Mechanism>> tried;
+    // With lazy_kallsyms the kallsyms half of the facts is handed out only on request.
+    bool lazy_kallsyms = false;
+    std::vector<std::string> kallsyms_asked;
 
-    FunctionFacts function_facts(const TargetDef& t) override { return facts[t.name]; }
+    FunctionFacts function_facts(const TargetDef& t) override {
+        FunctionFacts f = facts[t.name];
+        if (lazy_kallsyms) {
+            f.in_kallsyms = f.has_range = false;
+            f.kallsyms_known = false;
+        }
+        return f;
+    }
+    void kallsyms_facts(const TargetDef& t, FunctionFacts& f) override {
+        kallsyms_asked.push_back(t.name);
+        f.in_kallsyms = facts[t.name].in_kallsyms;
+        f.has_range = facts[t.name].has_range;
+    }
     AttachOutcome attach(const TargetDef& t, Mechanism m) override {
         tried.push_back({t.name, m});
         auto it = outcomes.find({t.name, m});
@@ -167,6 +182,38 @@ TEST(Planner, NothingWorksMeansUnavailable) {
     EXPECT_FALSE(plan->any_observable());
     EXPECT_EQ(plan->targets[0].rejected.size(), 4u);
     EXPECT_NE(plan->targets[0].rejected[3].reason.find("kptr_restrict"), std::string::npos);
+}
+
+// The live attacher loads /proc/kallsyms in the background: the planner must ask for
+// those facts only where a decision depends on them, and decide the same way.
+TEST(Planner, KallsymsFactsAreAskedOnlyWhereNeeded) {
+    FakeAttacher eager = host_like();
+    auto want = make_plan(builtin_targets(), locked_down_host(), eager, {});
+    FakeAttacher a = host_like();
+    a.lazy_kallsyms = true;
+    auto plan = make_plan(builtin_targets(), locked_down_host(), a, {});
+    ASSERT_TRUE(plan.ok() && want.ok());
+    // BTF functions that attach by tracepoint never need kallsyms; sampling and an
+    // absence check (tcp_prequeue is not in BTF) do.
+    EXPECT_EQ(a.kallsyms_asked, (std::vector<std::string>{"ipv4_dst_check", "tcp_prequeue"}));
+    ASSERT_EQ(plan->targets.size(), want->targets.size());
+    for (std::size_t i = 0; i < want->targets.size(); ++i) {
+        EXPECT_EQ(plan->targets[i].mechanism, want->targets[i].mechanism) << want->targets[i].target;
+        EXPECT_EQ(plan->targets[i].rejected.size(), want->targets[i].rejected.size()) << want->targets[i].target;
+        EXPECT_EQ(plan->targets[i].unavailable_reason, want->targets[i].unavailable_reason);
+    }
+    // With kprobes available the kprobe precheck needs kallsyms too.
+    FakeAttacher k = host_like();
+    k.lazy_kallsyms = true;
+    PlanFacts f = locked_down_host();
+    f.kprobes = true;
+    auto p2 = make_plan(builtin_targets(), f, k, {});
+    ASSERT_TRUE(p2.ok());
+    EXPECT_EQ(k.kallsyms_asked.front(), "dst_release");
+    const TargetPlan* d = p2->find("dst_release");
+    ASSERT_GE(d->rejected.size(), 2u);
+    EXPECT_EQ(d->rejected[1].mechanism, Mechanism::kKprobe);
+    EXPECT_EQ(d->rejected[1].reason, "EPERM at load");  // attempted: it is in kallsyms
 }
 
 TEST(Catalog, MechanismNamesRoundTrip) {
