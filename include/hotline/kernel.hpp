@@ -2,6 +2,7 @@
 // Every reader takes its filesystem root as a parameter so tests use fixture trees.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -33,6 +34,32 @@ struct Topology {
 // Reads <root>/devices/system/cpu/possible and <root>/devices/system/node/node*/cpulist.
 Result<Topology> read_topology(const std::string& sysfs_root = "/sys");
 
+void* map_pages(std::size_t bytes);  // anonymous pages; throws std::bad_alloc
+void unmap_pages(void* p, std::size_t bytes);
+
+// Allocator for big, long-lived tables: blocks of 64 KiB and more come straight
+// from mmap and go back when freed.  A table built on a loader thread would
+// otherwise leave its growth garbage in that thread's malloc arena for good.
+template <class T>
+struct PageAllocator {
+    using value_type = T;
+    static constexpr std::size_t kMinBytes = 64 * 1024;
+    PageAllocator() = default;
+    template <class U>
+    PageAllocator(const PageAllocator<U>&) {}
+    T* allocate(std::size_t n) {
+        std::size_t bytes = n * sizeof(T);
+        if (bytes < kMinBytes) return static_cast<T*>(::operator new(bytes));
+        return static_cast<T*>(map_pages(bytes));
+    }
+    void deallocate(T* p, std::size_t n) {
+        std::size_t bytes = n * sizeof(T);
+        if (bytes < kMinBytes) ::operator delete(p);
+        else unmap_pages(p, bytes);
+    }
+    template <class U>
+    bool operator==(const PageAllocator<U>&) const { return true; }
+};
 struct SymRange {
     std::uint64_t start = 0;
     std::uint64_t end = 0;  // exclusive: the next higher symbol's address
@@ -71,9 +98,9 @@ private:
     std::string_view name_of(const Sym& s) const { return names_.data() + (s.name & ~kPrimary); }
     const Sym* find(std::string_view name) const;
 
-    std::vector<Sym> syms_;            // text symbols by address
-    std::string names_;                // arena of names, NUL-separated
-    std::vector<std::uint64_t> by_name_;  // (name hash << 32 | index into syms_), sorted
+    std::vector<Sym, PageAllocator<Sym>> syms_;  // text symbols by address
+    std::basic_string<char, std::char_traits<char>, PageAllocator<char>> names_;  // NUL-separated names
+    std::vector<std::uint64_t, PageAllocator<std::uint64_t>> by_name_;  // (name hash << 32 | index into syms_), sorted
     std::size_t parsed_ = 0;
     bool visible_ = false;
 };

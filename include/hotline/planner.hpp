@@ -67,8 +67,12 @@ class Attacher {
 public:
     virtual ~Attacher() = default;
     virtual FunctionFacts function_facts(const TargetDef& t) = 0;
-    // Fills in in_kallsyms and has_range of facts that came without them.
+    // Fills in in_kallsyms and has_range of facts that came without them (may wait
+    // for the symbol table).
     virtual void kallsyms_facts(const TargetDef& t, FunctionFacts& f) { (void)t, (void)f; }
+    // True while kallsyms_facts would still have to wait: the planner then tries
+    // other targets first.
+    virtual bool kallsyms_pending() { return false; }
     virtual AttachOutcome attach(const TargetDef& t, Mechanism m) = 0;
 };
 
@@ -80,7 +84,9 @@ struct PlanOptions {
 };
 
 // Plans every target.  With a forced mechanism, a target that cannot use it is an
-// Error naming the target and the reason (no silent fallback).
+// Error naming the target and the reason (no silent fallback).  Without one, a
+// target whose next decision needs kallsyms facts still loading is finished after
+// the others; the plan keeps the targets' order.
 Result<Plan> make_plan(const std::vector<TargetDef>& targets, const PlanFacts& facts,
                        Attacher& attacher, const PlanOptions& opts);
 

@@ -1,6 +1,7 @@
 // /proc/kallsyms: function address ranges for sampling and symbolization, held
 // compactly (text symbols only, one name arena, sorted name index).
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,11 +10,20 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <utility>
 
 #include "hotline/kernel.hpp"
 
 namespace hotline {
+
+void* map_pages(std::size_t bytes) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return p;
+}
+
+void unmap_pages(void* p, std::size_t bytes) { munmap(p, bytes); }
 
 namespace {
 
@@ -96,9 +106,10 @@ public:
         keys.resize(syms.size());
         for (std::uint32_t i = 0; i < syms.size(); ++i) keys[i] = std::uint64_t(name_hash(k_.name_of(syms[i]))) << 32 | i;
         // Radix sort on the hash, 16 bits a pass: stable, so indices stay ascending.
-        std::vector<std::uint64_t> tmp(keys.size());
+        std::vector<std::uint64_t, PageAllocator<std::uint64_t>> tmp(keys.size());
+        std::vector<std::uint32_t, PageAllocator<std::uint32_t>> count(1u << 16);
         for (int shift : {32, 48}) {
-            std::vector<std::uint32_t> count(1u << 16, 0);
+            std::fill(count.begin(), count.end(), 0);
             for (auto k : keys) ++count[(k >> shift) & 0xffff];
             std::uint32_t sum = 0;
             for (auto& c : count) sum += std::exchange(c, sum);
@@ -111,10 +122,10 @@ public:
 private:
     // The listing is sorted up to `from` (the core kernel); the tail (modules, BPF)
     // is sorted alone and merged in.  Stable: ties keep their listing order.
-    template <class T>
-    static void sort_by_addr(std::vector<T>& v, std::size_t from) {
+    template <class V>
+    static void sort_by_addr(V& v, std::size_t from) {
         if (from >= v.size()) return;
-        auto by_addr = [](const T& a, const T& b) { return a.addr < b.addr; };
+        auto by_addr = [](const auto& a, const auto& b) { return a.addr < b.addr; };
         auto mid = v.begin() + std::ptrdiff_t(from);
         std::stable_sort(mid, v.end(), by_addr);
         std::inplace_merge(v.begin(), mid, v.end(), by_addr);

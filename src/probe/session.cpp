@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstring>
 #include <fmt/format.h>
@@ -219,6 +220,10 @@ public:
             pending_ = std::async(std::launch::deferred, load);  // no thread: read it when asked
         }
     }
+    // Still being read (a deferred load counts as ready: it runs when asked).
+    bool pending() const {
+        return pending_.valid() && pending_.wait_for(std::chrono::seconds(0)) == std::future_status::timeout;
+    }
     // Waits for the table on first use; null when /proc/kallsyms could not be read.
     std::unique_ptr<Kallsyms>& get() {
         if (pending_.valid())
@@ -246,6 +251,7 @@ public:
         return f;
     }
 
+    bool kallsyms_pending() override { return ksyms_.pending(); }
     void kallsyms_facts(const TargetDef& t, FunctionFacts& f) override {
         const Kallsyms* ks = ksyms_.get().get();
         f.in_kallsyms = ks && ks->contains(t.name);
@@ -898,8 +904,6 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     if (!plan) return plan.error();  // attached_ is torn down with impl
     impl->plan_ = std::move(*plan);
     impl->sampled_ = attacher.sampled();
-    impl->ksyms_owned_ = std::move(ksyms.get());
-    impl->ksyms_ = impl->ksyms_owned_.get();
     if (!impl->sampled_.empty()) {
         if (auto st = impl->start_sampling(opts); !st) {
             if (opts.forced) return st.error();
@@ -929,12 +933,17 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     bool want_workq = false;
     for (auto& tp : impl->plan_.targets) want_workq |= tp.target == "queue_work_on" && tp.observable();
     if (want_workq) {
-        impl->info_.random_mix =
-            random_mix_text(mix_type, impl->ksyms_ && impl->ksyms_->contains("mix_interrupt_randomness"));
         if (!opts.workq) impl->info_.workq = "off (--no-workq)";
         else if (auto st = impl->start_workq(); !st) impl->info_.workq = st.error().message();
         else impl->info_.workq = "attached: tp_btf workqueue_queue_work, workqueue_execute_start, irq_handler_entry";
     }
+    // Symbols are needed from the first read on (work functions, owners); nothing
+    // before this point needed them unless the plan did.
+    impl->ksyms_owned_ = std::move(ksyms.get());
+    impl->ksyms_ = impl->ksyms_owned_.get();
+    if (want_workq)
+        impl->info_.random_mix =
+            random_mix_text(mix_type, impl->ksyms_ && impl->ksyms_->contains("mix_interrupt_randomness"));
     return std::unique_ptr<Session>(std::move(impl));
 }
 
