@@ -71,21 +71,24 @@ Result<KernelBtf> KernelBtf::load(const std::string& path) {
 }
 
 std::map<std::string, int> KernelBtf::func_ids(const std::vector<std::string>& names) const {
-    std::map<std::string, int> ids;
-    for (auto& n : names) ids[n] = 0;
-    if (!btf_ || names.empty()) return ids;
-    // One walk over every type for all names: each name lookup is a walk of its own.
-    std::size_t left = ids.size();
-    int n = int(btf__type_cnt(btf_));
-    for (int id = 1; id < n && left; ++id) {
-        const struct btf_type* t = btf__type_by_id(btf_, id);
-        if (!btf_is_func(t)) continue;
-        auto it = ids.find(btf__name_by_offset(btf_, t->name_off));
-        if (it != ids.end() && it->second == 0) {
-            it->second = id;
-            --left;
+    std::vector<int> found(names.size(), 0);
+    if (btf_ && !names.empty()) {
+        // One walk over every type for all names: each name lookup is a walk of its own.
+        std::size_t left = names.size();
+        int n = int(btf__type_cnt(btf_));
+        for (int id = 1; id < n && left; ++id) {
+            const struct btf_type* t = btf__type_by_id(btf_, id);
+            if (!btf_is_func(t)) continue;
+            const char* tn = btf__name_by_offset(btf_, t->name_off);
+            for (std::size_t i = 0; i < names.size(); ++i)
+                if (!found[i] && tn[0] == names[i][0] && names[i] == tn) {
+                    found[i] = id;
+                    --left;
+                }
         }
     }
+    std::map<std::string, int> ids;
+    for (std::size_t i = 0; i < names.size(); ++i) ids[names[i]] = found[i];
     return ids;
 }
 
