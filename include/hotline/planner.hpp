@@ -48,6 +48,10 @@ struct FunctionFacts {
     bool in_btf = false;
     bool in_kallsyms = false;
     bool has_range = false;  // kallsyms shows a usable address range
+    // false: in_kallsyms and has_range are not known yet.  The planner then asks
+    // Attacher::kallsyms_facts only when a decision needs them, so the symbol
+    // table can still be loading while the first attach attempts run.
+    bool kallsyms_known = true;
 };
 
 // Result of one real attempt.
@@ -63,6 +67,12 @@ class Attacher {
 public:
     virtual ~Attacher() = default;
     virtual FunctionFacts function_facts(const TargetDef& t) = 0;
+    // Fills in in_kallsyms and has_range of facts that came without them (may wait
+    // for the symbol table).
+    virtual void kallsyms_facts(const TargetDef& t, FunctionFacts& f) { (void)t, (void)f; }
+    // True while kallsyms_facts would still have to wait: the planner then tries
+    // other targets first.
+    virtual bool kallsyms_pending() { return false; }
     virtual AttachOutcome attach(const TargetDef& t, Mechanism m) = 0;
 };
 
@@ -74,7 +84,9 @@ struct PlanOptions {
 };
 
 // Plans every target.  With a forced mechanism, a target that cannot use it is an
-// Error naming the target and the reason (no silent fallback).
+// Error naming the target and the reason (no silent fallback).  Without one, a
+// target whose next decision needs kallsyms facts still loading is finished after
+// the others; the plan keeps the targets' order.
 Result<Plan> make_plan(const std::vector<TargetDef>& targets, const PlanFacts& facts,
                        Attacher& attacher, const PlanOptions& opts);
 

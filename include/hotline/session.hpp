@@ -45,6 +45,9 @@ public:
     virtual const Plan& plan() const = 0;
     virtual Result<Snapshot> read() const = 0;
     virtual const SessionInfo& info() const = 0;
+    // The session's /proc/kallsyms table (null when unreadable), for reports made
+    // after the run: loading it again costs tens of milliseconds and its size in RSS.
+    virtual const Kallsyms* kallsyms() const { return nullptr; }
 };
 
 // Checks that the process may load BPF and open perf events; names what is missing.

@@ -37,16 +37,20 @@ int fail(const Error& e, int rc = kExitError) {
 // What `hotline diff` needs: the kernel-pair fixes' markers and layout facts of
 // this kernel, and one metric map per interval (the scenario's operations are
 // spread over the intervals by their length: the traffic is steady).
-void record_diff_analysis(RecordingWriter& rec, const SessionInfo& info, const std::vector<Interval>& ivs,
+void record_diff_analysis(RecordingWriter& rec, const Session& session, const std::vector<Interval>& ivs,
                           const ScenarioNumbers& whole) {
+    const SessionInfo& info = session.info();
     nlohmann::json an = rec.doc().contains("analysis") ? rec.doc()["analysis"] : nlohmann::json::object();
     std::optional<KernelBtf> btf;
     if (auto b = KernelBtf::load(); b) btf.emplace(std::move(*b));
-    std::optional<Kallsyms> ks;
-    if (auto k = Kallsyms::load(); k) ks.emplace(std::move(*k));
+    // The session's symbol table: reading /proc/kallsyms again would double its memory.
+    std::optional<Kallsyms> own_ks;
+    const Kallsyms* ks = session.kallsyms();
+    if (!ks)
+        if (auto k = Kallsyms::load(); k) ks = &own_ks.emplace(std::move(*k));
     int nodes = 1;
     if (auto t = read_topology(); t) nodes = int(t->nodes.size());
-    LiveKernelFacts facts(KnobRoots{}, btf ? &*btf : nullptr, ks ? &*ks : nullptr, nodes);
+    LiveKernelFacts facts(KnobRoots{}, btf ? &*btf : nullptr, ks, nodes);
     if (auto cat = FixCatalog::builtin(); cat) an["diff"] = diff_facts(*cat, facts, info.layouts);
     double total_s = 0;
     for (auto& iv : ivs) total_s += iv.seconds();
@@ -279,7 +283,7 @@ int run_record(const RecordArgs& a) {
         if (res->command_status) exit_status = *res->command_status;
         numbers = scenario_numbers(*res);
     }
-    record_diff_analysis(rec, info, intervals, numbers);
+    record_diff_analysis(rec, **session, intervals, numbers);
 
     Interval whole = delta(start, prev);
     std::cout << fmt::format("summary: {:.2f} s, {}\n", whole.seconds(), stop_reason);

@@ -4,14 +4,18 @@
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 
 #include <cstring>
 #include <filesystem>
@@ -36,8 +40,29 @@ KernelBtf& KernelBtf::operator=(KernelBtf&& o) noexcept {
     return *this;
 }
 
+namespace {
+
+// Parses raw BTF from a read-only mapping of the file (kernels since 6.16 map
+// /sys/kernel/btf/vmlinux): no read buffer of its size to fault in and copy from.
+struct btf* parse_mapped(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    struct stat st {};
+    void* p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < INT32_MAX)
+        p = mmap(nullptr, std::size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) return nullptr;
+    struct btf* b = btf__new(p, std::uint32_t(st.st_size));  // copies what it keeps
+    munmap(p, std::size_t(st.st_size));
+    return b;
+}
+
+}  // namespace
+
 Result<KernelBtf> KernelBtf::load(const std::string& path) {
-    struct btf* b = btf__parse(path.c_str(), nullptr);
+    struct btf* b = parse_mapped(path);
+    if (!b) b = btf__parse(path.c_str(), nullptr);  // not mappable, or ELF
     if (!b) return make_error("cannot load kernel BTF from " + path, errno,
                               "hotline needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
     KernelBtf k;
@@ -45,10 +70,56 @@ Result<KernelBtf> KernelBtf::load(const std::string& path) {
     return k;
 }
 
-bool KernelBtf::has_func(std::string_view name) const {
-    if (!btf_) return false;
+std::map<std::string, int> KernelBtf::func_ids(const std::vector<std::string>& names) const {
+    std::vector<int> found(names.size(), 0);
+    if (btf_ && !names.empty()) {
+        // One walk over every type for all names: each name lookup is a walk of its own.
+        std::size_t left = names.size();
+        int n = int(btf__type_cnt(btf_));
+        for (int id = 1; id < n && left; ++id) {
+            const struct btf_type* t = btf__type_by_id(btf_, id);
+            if (!btf_is_func(t)) continue;
+            const char* tn = btf__name_by_offset(btf_, t->name_off);
+            for (std::size_t i = 0; i < names.size(); ++i)
+                if (!found[i] && tn[0] == names[i][0] && names[i] == tn) {
+                    found[i] = id;
+                    --left;
+                }
+        }
+    }
+    std::map<std::string, int> ids;
+    for (std::size_t i = 0; i < names.size(); ++i) ids[names[i]] = found[i];
+    return ids;
+}
+
+int KernelBtf::func_id(std::string_view name) const {
+    if (!btf_) return 0;
     std::string n(name);
-    return btf__find_by_name_kind(btf_, n.c_str(), BTF_KIND_FUNC) > 0;
+    int id = btf__find_by_name_kind(btf_, n.c_str(), BTF_KIND_FUNC);
+    return id > 0 ? id : 0;
+}
+
+int probe_tracing_load(int btf_func_id, bool exit, std::string* log) {
+    const bpf_insn insns[] = {
+        {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},  // r0 = 0
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},                   // return r0
+    };
+    char buf[4096] = {};
+    LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = exit ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY,
+                .attach_btf_id = std::uint32_t(btf_func_id), .log_level = 1, .log_size = sizeof buf,
+                .log_buf = buf);
+    int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, exit ? "hl_probe_fexit" : "hl_probe_fentry", "GPL", insns, 2, &o);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    int err = -errno;
+    if (log && (err == -EINVAL || err == -EACCES)) {
+        std::string_view v(buf, strnlen(buf, sizeof buf));
+        while (!v.empty() && v.back() == '\n') v.remove_suffix(1);
+        *log = std::string(v.substr(v.size() > 600 ? v.size() - 600 : 0));
+    }
+    return err;
 }
 
 bool KernelBtf::has_member(std::string_view type, std::string_view member) const {

@@ -1,17 +1,68 @@
 // /proc/kallsyms: function address ranges for sampling and symbolization, held
 // compactly (text symbols only, one name arena, sorted name index).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
-#include <cstdio>
+#include <cstdint>
+#include <cstring>
 #include <memory>
+#include <new>
+#include <utility>
 
 #include "hotline/kernel.hpp"
 
 namespace hotline {
 
-// Collects lines, then sorts and indexes once; non-text names are never stored.
+void* map_pages(std::size_t bytes) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return p;
+}
+
+void unmap_pages(void* p, std::size_t bytes) { munmap(p, bytes); }
+
+namespace {
+
+// Word-at-a-time multiply-xorshift hash: the by-name index sorts 32-bit hashes
+// instead of comparing strings, and ~120k names are hashed at every load.
+std::uint32_t name_hash(std::string_view s) {
+    constexpr std::uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+    std::uint64_t h = s.size() * kMul;
+    const char* p = s.data();
+    std::size_t n = s.size();
+    for (; n >= 8; p += 8, n -= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p, 8);
+        h = (h ^ w) * kMul;
+        h ^= h >> 29;
+    }
+    if (n) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, p, n);
+        h = (h ^ w) * kMul;
+        h ^= h >> 29;
+    }
+    return static_cast<std::uint32_t>(h >> 32);
+}
+
+}  // namespace
+
+// Collects lines straight into the final tables (nearly every symbol is text),
+// then sorts and indexes once; non-text names are never stored.
 class Kallsyms::Builder {
 public:
+    // Room for a typical kernel's table from the start: the pages are mapped but
+    // only those written become resident, and no growth copies (and their page
+    // faults, a quarter of the load) happen below these sizes.
+    Builder() {
+        k_.syms_.reserve(1 << 17);
+        k_.names_.reserve(4 << 20);
+    }
+
     void add_line(std::string_view line) {
         // "ffffffff81000000 T _stext [module]"
         auto sp1 = line.find(' ');
@@ -20,62 +71,96 @@ public:
         auto r = std::from_chars(line.data(), line.data() + sp1, addr, 16);
         if (r.ec != std::errc{} || r.ptr != line.data() + sp1) return;
         char type = line[sp1 + 1];
-        std::string_view rest = line.substr(sp1 + 3);
-        auto end = rest.find_first_of(" \t\n");
-        std::string_view name = rest.substr(0, end);
+        // The name runs to a tab (before "[module]") or the line's end.
+        std::string_view name = line.substr(sp1 + 3);
+        if (const void* tab = std::memchr(name.data(), '\t', name.size()))
+            name = name.substr(0, std::size_t(static_cast<const char*>(tab) - name.data()));
+        if (const void* sp = std::memchr(name.data(), ' ', name.size()))
+            name = name.substr(0, std::size_t(static_cast<const char*>(sp) - name.data()));
         if (name.empty() || name.size() > UINT16_MAX) return;
-        bool text = type == 't' || type == 'T';
-        std::uint32_t off = UINT32_MAX;
-        if (text) {
-            off = static_cast<std::uint32_t>(k_.names_.size());
+        // Until finish(), a symbol's size field holds its position in the listing.
+        std::uint32_t seq = static_cast<std::uint32_t>(k_.parsed_++);
+        if (type == 't' || type == 'T') {
+            if (k_.names_.size() + name.size() >= kPrimary) return;
+            if (syms_sorted_from_ == SIZE_MAX && !k_.syms_.empty() && addr < k_.syms_.back().addr)
+                syms_sorted_from_ = k_.syms_.size();
+            k_.syms_.push_back({addr, seq, static_cast<std::uint32_t>(k_.names_.size())});
             k_.names_.append(name);
             k_.names_.push_back('\0');
+        } else {
+            if (stops_sorted_from_ == SIZE_MAX && !stops_.empty() && addr < stops_.back().addr)
+                stops_sorted_from_ = stops_.size();
+            stops_.push_back({addr, seq});
         }
-        raw_.push_back({addr, off, static_cast<std::uint16_t>(name.size()), text});
-        ++k_.parsed_;
         if (addr) k_.visible_ = true;
     }
 
     Kallsyms finish() {
-        std::stable_sort(raw_.begin(), raw_.end(), [](const Raw& a, const Raw& b) { return a.addr < b.addr; });
-        std::size_t ntext = 0;
-        for (const auto& r : raw_) ntext += r.text;
-        k_.syms_.reserve(ntext);
-        // Walk groups of equal address; a group's end is the next group's address.
-        for (std::size_t i = 0; i < raw_.size();) {
+        // The core kernel lists its symbols by address; only trailing module and BPF
+        // symbols can be out of order.
+        auto& syms = k_.syms_;
+        sort_by_addr(syms, syms_sorted_from_);
+        sort_by_addr(stops_, stops_sorted_from_);
+        // Walk groups of text symbols at one address.  A function ends at the next
+        // higher symbol of any type; the first symbol listed at an address (of any
+        // type) is the one symbolize() names.
+        std::size_t p = 0;
+        for (std::size_t i = 0; i < syms.size();) {
+            std::uint64_t a = syms[i].addr;
             std::size_t j = i;
-            while (j < raw_.size() && raw_[j].addr == raw_[i].addr) ++j;
-            std::uint64_t end = j < raw_.size() ? raw_[j].addr : 0;
-            for (std::size_t m = i; m < j; ++m)
-                if (raw_[m].text)
-                    k_.syms_.push_back({raw_[m].addr, end, raw_[m].name, raw_[m].len,
-                                        static_cast<std::uint16_t>(m == i ? 1 : 0)});
+            while (j < syms.size() && syms[j].addr == a) ++j;
+            while (p < stops_.size() && stops_[p].addr < a) ++p;
+            bool stop_first = p < stops_.size() && stops_[p].addr == a && stops_[p].seq < syms[i].size;
+            std::size_t q = p;
+            while (q < stops_.size() && stops_[q].addr == a) ++q;
+            std::uint64_t end = j < syms.size() ? syms[j].addr : 0;
+            if (q < stops_.size() && (end == 0 || stops_[q].addr < end)) end = stops_[q].addr;
+            std::uint64_t size = end ? end - a : 0;
+            if (size > UINT32_MAX) size = 0;  // no function spans 4 GB: the end is unknown
+            for (std::size_t m = i; m < j; ++m) syms[m].size = static_cast<std::uint32_t>(size);
+            if (!stop_first) syms[i].name |= kPrimary;
             i = j;
         }
-        std::vector<Raw>().swap(raw_);
-        k_.names_.shrink_to_fit();
-        k_.by_name_.resize(k_.syms_.size());
-        for (std::uint32_t i = 0; i < k_.by_name_.size(); ++i) k_.by_name_[i] = i;
-        // Equal names keep address order, so the first text symbol of a name wins.
-        std::stable_sort(k_.by_name_.begin(), k_.by_name_.end(), [this](std::uint32_t a, std::uint32_t b) {
-            return k_.name_of(k_.syms_[a]) < k_.name_of(k_.syms_[b]);
-        });
-        auto last = std::unique(k_.by_name_.begin(), k_.by_name_.end(), [this](std::uint32_t a, std::uint32_t b) {
-            return k_.name_of(k_.syms_[a]) == k_.name_of(k_.syms_[b]);
-        });
-        k_.by_name_.erase(last, k_.by_name_.end());
-        k_.by_name_.shrink_to_fit();
+        std::vector<Stop>().swap(stops_);
+        // (hash, index) pairs: index order is address order, so among equal names the
+        // lowest address comes first.
+        auto& keys = k_.by_name_;
+        keys.resize(syms.size());
+        for (std::uint32_t i = 0; i < syms.size(); ++i) keys[i] = std::uint64_t(name_hash(k_.name_of(syms[i]))) << 32 | i;
+        // Counting sort on the top 16 bits, then each bucket (a few keys) in full.
+        std::vector<std::uint64_t, PageAllocator<std::uint64_t>> tmp(keys.size());
+        std::vector<std::uint32_t, PageAllocator<std::uint32_t>> start((1u << 16) + 1, 0);
+        for (auto k : keys) ++start[(k >> 48) + 1];
+        for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+        {
+            std::vector<std::uint32_t, PageAllocator<std::uint32_t>> next(start.begin(), start.end() - 1);
+            for (auto k : keys) tmp[next[k >> 48]++] = k;
+        }
+        for (std::size_t b = 0; b + 1 < start.size(); ++b)
+            if (start[b + 1] - start[b] > 1) std::sort(tmp.begin() + start[b], tmp.begin() + start[b + 1]);
+        keys.swap(tmp);
         return std::move(k_);
     }
 
 private:
-    struct Raw {
+    // The listing is sorted up to `from` (the core kernel); the tail (modules, BPF)
+    // is sorted alone and merged in.  Stable: ties keep their listing order.
+    template <class V>
+    static void sort_by_addr(V& v, std::size_t from) {
+        if (from >= v.size()) return;
+        auto by_addr = [](const auto& a, const auto& b) { return a.addr < b.addr; };
+        auto mid = v.begin() + std::ptrdiff_t(from);
+        std::stable_sort(mid, v.end(), by_addr);
+        std::inplace_merge(v.begin(), mid, v.end(), by_addr);
+    }
+
+    struct Stop {
         std::uint64_t addr;
-        std::uint32_t name;
-        std::uint16_t len;
-        bool text;
+        std::uint32_t seq;
     };
-    std::vector<Raw> raw_;
+    std::vector<Stop> stops_;  // non-text symbols: they only end the function before them
+    std::size_t syms_sorted_from_ = SIZE_MAX;  // first entry out of order; SIZE_MAX: none
+    std::size_t stops_sorted_from_ = SIZE_MAX;
     Kallsyms k_;
 };
 
@@ -90,35 +175,66 @@ Kallsyms Kallsyms::parse(std::string_view text) {
 }
 
 Result<Kallsyms> Kallsyms::load(const std::string& path) {
-    // Line by line: the file is several MB and need never be held whole.
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "re"), std::fclose);
-    if (!f) return make_error("cannot read " + path, errno);
+    // Big reads: the kernel formats the file on every read call, and the file is
+    // several MB that need never be held whole, so parse chunk by chunk.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return make_error("cannot read " + path, errno);
+    constexpr std::size_t kChunk = 256 * 1024;
+    std::unique_ptr<char[]> buf(new char[kChunk]);
+    std::size_t have = 0;  // bytes of an unfinished line kept at the front
     Builder b;
-    char* line = nullptr;
-    std::size_t cap = 0;
-    ssize_t n;
-    while ((n = getline(&line, &cap, f.get())) > 0) b.add_line(std::string_view(line, static_cast<std::size_t>(n)));
-    std::free(line);
+    while (true) {
+        ssize_t n = ::read(fd, buf.get() + have, kChunk - have);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int e = errno;
+            ::close(fd);
+            return make_error("cannot read " + path, e);
+        }
+        std::size_t len = have + std::size_t(n);
+        std::string_view chunk(buf.get(), len);
+        std::size_t pos = 0;
+        while (pos < len) {
+            const void* nl = std::memchr(chunk.data() + pos, '\n', len - pos);
+            if (!nl) break;
+            std::size_t end = std::size_t(static_cast<const char*>(nl) - chunk.data());
+            b.add_line(chunk.substr(pos, end - pos));
+            pos = end + 1;
+        }
+        have = len - pos;
+        if (n == 0) {
+            if (have) b.add_line(chunk.substr(pos, have));
+            break;
+        }
+        // A line longer than the buffer is no kallsyms line: drop it.
+        if (have == kChunk) have = 0;
+        else if (have) std::memmove(buf.get(), buf.get() + pos, have);
+    }
+    ::close(fd);
     return b.finish();
 }
 
 std::size_t Kallsyms::memory_bytes() const {
-    return syms_.capacity() * sizeof(Sym) + names_.capacity() + by_name_.capacity() * sizeof(std::uint32_t);
+    // Sizes, not capacities: reserved pages never written are not resident.
+    return syms_.size() * sizeof(Sym) + names_.size() + by_name_.size() * sizeof(std::uint64_t);
 }
 
 const Kallsyms::Sym* Kallsyms::find(std::string_view name) const {
-    auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
-                               [this](std::uint32_t i, std::string_view n) { return name_of(syms_[i]) < n; });
-    if (it == by_name_.end() || name_of(syms_[*it]) != name) return nullptr;
-    return &syms_[*it];
+    std::uint64_t h = std::uint64_t(name_hash(name)) << 32;
+    for (auto it = std::lower_bound(by_name_.begin(), by_name_.end(), h); it != by_name_.end() && (*it >> 32) == (h >> 32);
+         ++it) {
+        const Sym& s = syms_[std::uint32_t(*it)];
+        if (name_of(s) == name) return &s;
+    }
+    return nullptr;
 }
 
 bool Kallsyms::contains(std::string_view name) const { return find(name) != nullptr; }
 
 std::optional<SymRange> Kallsyms::range(std::string_view name) const {
     const Sym* s = find(name);
-    if (!s || !visible_ || s->end == 0) return std::nullopt;
-    return SymRange{s->addr, s->end};
+    if (!s || !visible_ || s->size == 0) return std::nullopt;
+    return SymRange{s->addr, s->addr + s->size};
 }
 
 std::optional<std::string> Kallsyms::symbolize(std::uint64_t addr) const {
@@ -128,10 +244,10 @@ std::optional<std::string> Kallsyms::symbolize(std::uint64_t addr) const {
     if (it == syms_.begin()) return std::nullopt;
     --it;
     // Past the function's end lies a non-text symbol (or nothing known).
-    if (it->end != 0 && addr >= it->end) return std::nullopt;
+    if (it->size != 0 && addr - it->addr >= it->size) return std::nullopt;
     // Aliases share an address; name the first one listed, as perf does.
     while (it != syms_.begin() && std::prev(it)->addr == it->addr) --it;
-    if (!it->primary) return std::nullopt;
+    if (!(it->name & kPrimary)) return std::nullopt;
     std::string out(name_of(*it));
     if (addr != it->addr) {
         char buf[24];

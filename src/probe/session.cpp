@@ -11,11 +11,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstring>
 #include <fmt/format.h>
+#include <future>
 #include <map>
 #include <optional>
+#include <system_error>
 
 #include "empty.skel.h"
 #include "fentry.skel.h"
@@ -118,9 +121,10 @@ Result<std::vector<TargetDef>> resolve_targets(const std::vector<std::string>& n
     return out;
 }
 
-std::string random_mix_finding(const KernelBtf* btf, const Kallsyms* ksyms) {
-    bool sym = ksyms && ksyms->contains("mix_interrupt_randomness");
-    std::string mix = btf ? btf->member_type("fast_pool", "mix") : "";
+namespace {
+// The finding from its two facts: the type of fast_pool.mix ("" without BTF) and
+// whether the function is in kallsyms.
+std::string random_mix_text(const std::string& mix, bool sym) {
     if (!sym && mix.empty())
         return "mix_interrupt_randomness is not in this kernel: add_interrupt_randomness mixes inline "
                "(before 5.18, or the path was changed): no queue_work_on from it";
@@ -132,6 +136,12 @@ std::string random_mix_finding(const KernelBtf* btf, const Kallsyms* ksyms) {
                "kernel (fast_pool.mix is a work_struct: 58340f8e952b without 748bc4dd9e66): "
                "see the work-function table";
     return "mix_interrupt_randomness is present; fast_pool.mix type unknown (" + (mix.empty() ? std::string("no BTF") : mix) + ")";
+}
+}  // namespace
+
+std::string random_mix_finding(const KernelBtf* btf, const Kallsyms* ksyms) {
+    return random_mix_text(btf ? btf->member_type("fast_pool", "mix") : "",
+                           ksyms && ksyms->contains("mix_interrupt_randomness"));
 }
 
 // ------------------------------------------------------------- attach attempts
@@ -178,18 +188,74 @@ struct SampledTarget {
     SymRange range;
 };
 
+// Start-up parses vmlinux BTF here and again in libbpf for every object it loads,
+// each time into ~11 MB of fresh buffers.  While a session opens, freed big buffers
+// stay in the heap so that each parse reuses the pages the last one faulted in
+// (page faults were a fifth of start-up CPU); then the heap is trimmed, as a
+// session can run for days, and glibc's default thresholds are set again.
+class StartupHeap {
+public:
+    StartupHeap() {
+        mallopt(M_MMAP_THRESHOLD, 64 << 20);
+        mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    }
+    ~StartupHeap() {
+        mallopt(M_MMAP_THRESHOLD, 128 << 10);
+        mallopt(M_TRIM_THRESHOLD, 128 << 10);
+        malloc_trim(0);
+    }
+    StartupHeap(const StartupHeap&) = delete;
+    StartupHeap& operator=(const StartupHeap&) = delete;
+};
+
+// /proc/kallsyms on a thread of its own: the kernel takes tens of milliseconds to
+// format it, time in which vmlinux BTF is parsed and the first objects load.
+class BackgroundKallsyms {
+public:
+    BackgroundKallsyms() {
+        auto load = [] { return Kallsyms::load(); };
+        try {
+            pending_ = std::async(std::launch::async, load);
+        } catch (const std::system_error&) {
+            pending_ = std::async(std::launch::deferred, load);  // no thread: read it when asked
+        }
+    }
+    // Still being read (a deferred load counts as ready: it runs when asked).
+    bool pending() const {
+        return pending_.valid() && pending_.wait_for(std::chrono::seconds(0)) == std::future_status::timeout;
+    }
+    // Waits for the table on first use; null when /proc/kallsyms could not be read.
+    std::unique_ptr<Kallsyms>& get() {
+        if (pending_.valid())
+            if (auto r = pending_.get(); r) table_ = std::make_unique<Kallsyms>(std::move(*r));
+        return table_;
+    }
+
+private:
+    std::future<Result<Kallsyms>> pending_;
+    std::unique_ptr<Kallsyms> table_;
+};
+
 class RealAttacher final : public Attacher {
 public:
-    RealAttacher(const KernelInfo& k, const Topology& topo, const KernelBtf* btf,
-                 const Kallsyms* ksyms, const SessionOptions& opts, int hits_fd)
-        : k_(k), topo_(topo), btf_(btf), ksyms_(ksyms), opts_(opts), hits_fd_(hits_fd) {}
+    // func_ids: each target's BTF function id (0: not a BTF function), taken before
+    // the parsed BTF was freed.
+    RealAttacher(const KernelInfo& k, const Topology& topo, const std::map<std::string, int>& func_ids,
+                 BackgroundKallsyms& ksyms, const SessionOptions& opts, int hits_fd)
+        : k_(k), topo_(topo), func_ids_(func_ids), ksyms_(ksyms), opts_(opts), hits_fd_(hits_fd) {}
 
     FunctionFacts function_facts(const TargetDef& t) override {
         FunctionFacts f;
-        f.in_btf = btf_ && btf_->has_func(t.name);
-        f.in_kallsyms = ksyms_ && ksyms_->contains(t.name);
-        f.has_range = ksyms_ && ksyms_->range(t.name).has_value();
+        f.in_btf = func_id(t.name) > 0;
+        f.kallsyms_known = false;
         return f;
+    }
+
+    bool kallsyms_pending() override { return ksyms_.pending(); }
+    void kallsyms_facts(const TargetDef& t, FunctionFacts& f) override {
+        const Kallsyms* ks = ksyms_.get().get();
+        f.in_kallsyms = ks && ks->contains(t.name);
+        f.has_range = ks && ks->range(t.name).has_value();
     }
 
     AttachOutcome attach(const TargetDef& t, Mechanism m) override {
@@ -229,7 +295,8 @@ private:
     }
     static constexpr std::uint32_t kNoSlot = ~0u;
 
-    std::string load_reason(int err, const LibbpfCapture& cap) const {
+    std::string load_reason(int err, const LibbpfCapture& cap) const { return load_reason(err, cap.tail(8)); }
+    std::string load_reason(int err, const std::string& log_tail) const {
         std::string r = errname(err) + " at load";
         bool perm = err == -EPERM || err == EPERM;
         if (perm && k_.caps.can_bpf() && k_.caps.can_perfmon())
@@ -237,18 +304,33 @@ private:
                              k_.lockdown);
         else if (perm)
             r += " (missing CAP_BPF/CAP_PERFMON?)";
-        if (err == -EACCES || err == -EINVAL) {
-            std::string tail = cap.tail(8);
-            if (!tail.empty()) r += "; verifier/libbpf log tail:\n" + tail;
-        }
+        if ((err == -EACCES || err == -EINVAL) && !log_tail.empty()) r += "; verifier/libbpf log tail:\n" + log_tail;
         return r;
     }
 
     AttachOutcome attach_fentry(const TargetDef& t) {
         AttachOutcome out;
+        // Ask with a minimal program on the same function first: opening the object
+        // parses vmlinux BTF and relocates every program, a slow way to hear "no".
+        // The kernel refuses a program type or an attach target before it verifies
+        // any code, so the minimal program hears the same refusal the real one would.
+        bool try_latency = opts_.latency;
+        std::string exit_refused;
+        if (int id = func_id(t.name); id > 0) {
+            std::string log;
+            if (int e = probe_tracing_load(id, false, &log)) {
+                out.reason = load_reason(e, log);
+                return out;
+            }
+            if (try_latency)
+                if (int e = probe_tracing_load(id, true, &log)) {
+                    exit_refused = load_reason(e, log);
+                    try_latency = false;
+                }
+        }
         std::string first_reason;
-        for (bool latency : {opts_.latency, false}) {
-            if (!latency && !opts_.latency && !first_reason.empty()) break;
+        for (bool latency : {try_latency, false}) {
+            if (!latency && !try_latency && !first_reason.empty()) break;
             LibbpfCapture cap;
             SkelGuard<hl_fentry_bpf> s(hl_fentry_bpf::open());
             if (!s) return {false, "", false, Fidelity::kNone, errname(errno) + " at open"};
@@ -299,8 +381,9 @@ private:
             out.ok = true;
             out.latency = latency;
             out.fidelity = Fidelity::kExact;
+            std::string exit_why = !exit_refused.empty() ? exit_refused : first_reason;
             out.attach = latency ? "fentry+fexit " + t.name
-                                 : "fentry " + t.name + (opts_.latency ? " (fexit refused: " + first_reason + ")" : "");
+                                 : "fentry " + t.name + (opts_.latency ? " (fexit refused: " + exit_why + ")" : "");
             return out;
         }
         out.reason = first_reason;
@@ -394,7 +477,8 @@ private:
     // Checks that sampling can work for this target; the one sampling object for
     // all sampled targets is loaded after planning (see SessionImpl::start_sampling).
     AttachOutcome attach_sampling(const TargetDef& t) {
-        auto r = ksyms_->range(t.name);
+        const Kallsyms* ks = ksyms_.get().get();
+        auto r = ks ? ks->range(t.name) : std::nullopt;
         if (!r) return {false, "", false, Fidelity::kNone, "no address range in /proc/kallsyms"};
         if (sampled_.size() >= HL_MAX_SAMPLE_TARGETS)
             return {false, "", false, Fidelity::kNone,
@@ -421,10 +505,15 @@ private:
         return out;
     }
 
+    int func_id(const std::string& name) const {
+        auto it = func_ids_.find(name);
+        return it == func_ids_.end() ? 0 : it->second;
+    }
+
     const KernelInfo& k_;
     const Topology& topo_;
-    const KernelBtf* btf_;
-    const Kallsyms* ksyms_;
+    const std::map<std::string, int>& func_ids_;
+    BackgroundKallsyms& ksyms_;
     const SessionOptions& opts_;
     std::vector<Attached> attached_;
     std::vector<SampledTarget> sampled_;
@@ -437,6 +526,7 @@ class SessionImpl final : public Session {
 public:
     const Plan& plan() const override { return plan_; }
     const SessionInfo& info() const override { return info_; }
+    const Kallsyms* kallsyms() const override { return ksyms_; }
 
     // Stable per-session id of an object address; the address itself is never shown.
     std::uint64_t object_id(const std::string& target, std::uint64_t addr) const {
@@ -752,18 +842,17 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
         return make_error(fmt::format("bad sampling frequency {} Hz", opts.sample_freq), EINVAL,
                           "use 1..100000");
 
+    StartupHeap heap;
+    BackgroundKallsyms ksyms;
+
     auto impl = std::make_unique<SessionImpl>();
     impl->topo_ = topo;
+    impl->opts_ = opts;
     std::unique_ptr<KernelBtf> btf;
     if (kernel.btf) {
         auto b = KernelBtf::load();
         if (b) btf = std::make_unique<KernelBtf>(std::move(*b));
     }
-    auto ksyms = Kallsyms::load();
-    if (ksyms) impl->ksyms_owned_ = std::make_unique<Kallsyms>(std::move(*ksyms));
-    const Kallsyms* kp = impl->ksyms_owned_.get();
-    impl->ksyms_ = kp;
-    impl->opts_ = opts;
     // Custom targets: the tracked argument's type comes from BTF.
     for (auto& t : *targets) {
         if (!t.custom || t.object == ObjectKind::kNone) continue;
@@ -776,12 +865,27 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
             t.object_type = "object";
         }
     }
+    // Everything planning and the report need from BTF, taken now: the parsed BTF
+    // (~6 MB) is freed before libbpf parses its own copy for each object it loads.
+    std::vector<std::string> names;
+    for (auto& t : *targets) names.push_back(t.name);
+    std::map<std::string, int> func_ids = btf ? btf->func_ids(names) : std::map<std::string, int>{};
+    std::vector<std::pair<std::string, Result<LineLayout>>> layouts;
+    for (auto& t : *targets) {
+        if (t.object_type.empty() || t.object_type == "object") continue;
+        bool seen = false;
+        for (auto& l : layouts) seen |= l.first == t.object_type;
+        if (!seen) layouts.emplace_back(t.object_type, object_layout(btf ? btf->raw() : nullptr, t.object_type));
+    }
+    std::string mix_type = btf ? btf->member_type("fast_pool", "mix") : "";
+    bool have_btf = btf != nullptr;
+    btf.reset();
 
     // Run statistics for our own programs (the cost report); closed with the session.
     impl->stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
     PlanFacts facts;
-    facts.btf = btf != nullptr;
+    facts.btf = have_btf;
     facts.kprobes = kernel.kprobes;
     facts.lockdown = kernel.lockdown;
     facts.can_bpf = kernel.caps.can_bpf();
@@ -791,7 +895,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     impl->hits_fd_ = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "hits", sizeof(std::uint32_t), sizeof(hl_hits), 1,
                                     nullptr);
     if (impl->hits_fd_ < 0) return make_error("creating the hit-counter map", errno);
-    RealAttacher attacher(kernel, impl->topo_, btf.get(), kp, opts, impl->hits_fd_);
+    RealAttacher attacher(kernel, impl->topo_, func_ids, ksyms, opts, impl->hits_fd_);
     PlanOptions po;
     po.forced = opts.forced;
     po.absent_is_error = !opts.targets.empty() || !opts.funcs.empty();
@@ -813,30 +917,33 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
             impl->sampled_.clear();
         }
     }
-    // Layouts of the object types watched, from this kernel's BTF.
+    // Layouts of the object types watched, in target order.
     std::vector<std::string> types;
     for (auto& t : *targets) {
         const TargetPlan* tp = impl->plan_.find(t.name);
         if (!tp || !tp->observable() || t.object_type.empty() || t.object_type == "object") continue;
         if (std::find(types.begin(), types.end(), t.object_type) == types.end()) types.push_back(t.object_type);
     }
-    for (auto& ty : types) {
-        auto l = object_layout(btf ? btf->raw() : nullptr, ty);
-        if (l) impl->info_.layouts.push_back(*l);
-        else impl->info_.notes.push_back("layout of " + ty + ": " + l.error().message());
-    }
+    for (auto& ty : types)
+        for (auto& [name, l] : layouts) {
+            if (name != ty) continue;
+            if (l) impl->info_.layouts.push_back(*l);
+            else impl->info_.notes.push_back("layout of " + ty + ": " + l.error().message());
+        }
     bool want_workq = false;
     for (auto& tp : impl->plan_.targets) want_workq |= tp.target == "queue_work_on" && tp.observable();
     if (want_workq) {
-        impl->info_.random_mix = random_mix_finding(btf.get(), kp);
         if (!opts.workq) impl->info_.workq = "off (--no-workq)";
         else if (auto st = impl->start_workq(); !st) impl->info_.workq = st.error().message();
         else impl->info_.workq = "attached: tp_btf workqueue_queue_work, workqueue_execute_start, irq_handler_entry";
     }
-    // BTF is needed only for planning; a session can run for days, so free it now
-    // and give the planning peak (BTF and every skeleton's CO-RE pass) back.
-    btf.reset();
-    malloc_trim(0);
+    // Symbols are needed from the first read on (work functions, owners); nothing
+    // before this point needed them unless the plan did.
+    impl->ksyms_owned_ = std::move(ksyms.get());
+    impl->ksyms_ = impl->ksyms_owned_.get();
+    if (want_workq)
+        impl->info_.random_mix =
+            random_mix_text(mix_type, impl->ksyms_ && impl->ksyms_->contains("mix_interrupt_randomness"));
     return std::unique_ptr<Session>(std::move(impl));
 }
 

@@ -1,4 +1,9 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
 
 #include "hotline/kernel.hpp"
 
@@ -72,6 +77,62 @@ TEST(Kallsyms, IgnoresMalformedLines) {
     auto k = Kallsyms::parse("garbage\n\nzzzz T x\nffffffff81000000 T ok_func\nffffffff81000010 T next\n");
     EXPECT_EQ(k.size(), 2u);
     EXPECT_TRUE(k.range("ok_func").has_value());
+}
+
+// Module and BPF symbols come after the core kernel's, in no address order.
+TEST(Kallsyms, UnorderedListingIsSortedWithTiesInListingOrder) {
+    auto k = Kallsyms::parse(
+        "ffffffff81000000 T core_a\n"
+        "ffffffff81000100 T core_b\n"
+        "ffffffffc0000200 t mod_late\t[m]\n"
+        "ffffffffc0000100 d mod_data\t[m]\n"
+        "ffffffffc0000000 t mod_first\t[m]\n"
+        "ffffffffc0000000 t mod_first_alias\t[m]\n"
+        "ffffffffc0000300 T mod_end\t[m]\n");
+    ASSERT_TRUE(k.range("mod_first").has_value());
+    EXPECT_EQ(k.range("mod_first")->end, 0xffffffffc0000100ULL);  // ended by the data symbol
+    EXPECT_EQ(k.range("mod_late")->end, 0xffffffffc0000300ULL);
+    EXPECT_EQ(k.range("core_b")->end, 0xffffffffc0000000ULL);
+    EXPECT_EQ(k.symbolize(0xffffffffc0000004ULL).value_or(""), "mod_first+0x4");
+    EXPECT_FALSE(k.symbolize(0xffffffffc0000104ULL).has_value());
+    // A data symbol listed first at an address: the function there is not named.
+    auto d = Kallsyms::parse("ffffffff81000000 D a_var\nffffffff81000000 T a_func\nffffffff81000040 T b\n");
+    EXPECT_TRUE(d.range("a_func").has_value());
+    EXPECT_FALSE(d.symbolize(0xffffffff81000004ULL).has_value());
+}
+
+// The loader reads in chunks: lines cut at chunk borders, out-of-order module
+// symbols at the end, and a final line without a newline must come out as parse() does.
+TEST(Kallsyms, LoadFromFileMatchesParse) {
+    std::string text;
+    for (int i = 0; i < 40000; ++i)
+        text += fmt::format("{:016x} {} func_{}_{}\n", 0xffffffff81000000ULL + 0x40ULL * i, i % 97 ? 't' : 'd', i,
+                            std::string(std::size_t(i % 13), 'x'));
+    text += "ffffffffc0001000 t mod_b\t[mod]\nffffffffc0000000 t mod_a\t[mod]\nffffffffc0002000 T last_func";
+    char path[] = "/tmp/hotline-kallsyms-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, text.data(), text.size()), ssize_t(text.size()));
+    close(fd);
+    auto loaded = Kallsyms::load(path);
+    unlink(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+    Kallsyms parsed = Kallsyms::parse(text);
+    EXPECT_EQ(loaded->size(), 40003u);
+    EXPECT_EQ(loaded->size(), parsed.size());
+    for (int i : {0, 1, 96, 97, 5000, 17012, 39999}) {
+        std::string name = fmt::format("func_{}_{}", i, std::string(std::size_t(i % 13), 'x'));
+        EXPECT_EQ(loaded->contains(name), i % 97 != 0) << name;
+        EXPECT_EQ(loaded->contains(name), parsed.contains(name)) << name;
+    }
+    auto r = loaded->range("func_5000_" + std::string(5000 % 13, 'x'));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->end - r->start, 0x40u);
+    ASSERT_TRUE(loaded->range("mod_a").has_value());
+    EXPECT_EQ(loaded->range("mod_a")->end, 0xffffffffc0001000ULL);
+    EXPECT_TRUE(loaded->contains("last_func"));
+    EXPECT_EQ(loaded->symbolize(0xffffffffc0000010ULL).value_or(""), "mod_a+0x10");
+    EXPECT_FALSE(Kallsyms::load("/nonexistent/kallsyms").ok());
 }
 
 TEST(Lockdown, ParsesBracketedMode) {

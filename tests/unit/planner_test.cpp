@@ -15,8 +15,26 @@ public:
     std::map<std::string, FunctionFacts> facts;
     std::map<std::pair<std::string, Mechanism>, AttachOutcome> outcomes;
     std::vector<std::pair<std::string, Mechanism>> tried;
+    // With lazy_kallsyms the kallsyms half of the facts is handed out only on request.
+    bool lazy_kallsyms = false;
+    bool loading = false;  // the table is still loading until someone waits for it
+    std::vector<std::string> kallsyms_asked;
 
-    FunctionFacts function_facts(const TargetDef& t) override { return facts[t.name]; }
+    FunctionFacts function_facts(const TargetDef& t) override {
+        FunctionFacts f = facts[t.name];
+        if (lazy_kallsyms) {
+            f.in_kallsyms = f.has_range = false;
+            f.kallsyms_known = false;
+        }
+        return f;
+    }
+    bool kallsyms_pending() override { return loading; }
+    void kallsyms_facts(const TargetDef& t, FunctionFacts& f) override {
+        loading = false;
+        kallsyms_asked.push_back(t.name);
+        f.in_kallsyms = facts[t.name].in_kallsyms;
+        f.has_range = facts[t.name].has_range;
+    }
     AttachOutcome attach(const TargetDef& t, Mechanism m) override {
         tried.push_back({t.name, m});
         auto it = outcomes.find({t.name, m});
@@ -167,6 +185,88 @@ TEST(Planner, NothingWorksMeansUnavailable) {
     EXPECT_FALSE(plan->any_observable());
     EXPECT_EQ(plan->targets[0].rejected.size(), 4u);
     EXPECT_NE(plan->targets[0].rejected[3].reason.find("kptr_restrict"), std::string::npos);
+}
+
+// The live attacher loads /proc/kallsyms in the background: the planner must ask for
+// those facts only where a decision depends on them, and decide the same way.
+TEST(Planner, KallsymsFactsAreAskedOnlyWhereNeeded) {
+    FakeAttacher eager = host_like();
+    auto want = make_plan(builtin_targets(), locked_down_host(), eager, {});
+    FakeAttacher a = host_like();
+    a.lazy_kallsyms = true;
+    auto plan = make_plan(builtin_targets(), locked_down_host(), a, {});
+    ASSERT_TRUE(plan.ok() && want.ok());
+    // BTF functions that attach by tracepoint never need kallsyms; sampling and an
+    // absence check (tcp_prequeue is not in BTF) do.
+    EXPECT_EQ(a.kallsyms_asked, (std::vector<std::string>{"ipv4_dst_check", "tcp_prequeue"}));
+    ASSERT_EQ(plan->targets.size(), want->targets.size());
+    for (std::size_t i = 0; i < want->targets.size(); ++i) {
+        EXPECT_EQ(plan->targets[i].mechanism, want->targets[i].mechanism) << want->targets[i].target;
+        EXPECT_EQ(plan->targets[i].rejected.size(), want->targets[i].rejected.size()) << want->targets[i].target;
+        EXPECT_EQ(plan->targets[i].unavailable_reason, want->targets[i].unavailable_reason);
+    }
+    // With kprobes available the kprobe precheck needs kallsyms too.
+    FakeAttacher k = host_like();
+    k.lazy_kallsyms = true;
+    PlanFacts f = locked_down_host();
+    f.kprobes = true;
+    auto p2 = make_plan(builtin_targets(), f, k, {});
+    ASSERT_TRUE(p2.ok());
+    EXPECT_EQ(k.kallsyms_asked.front(), "dst_release");
+    const TargetPlan* d = p2->find("dst_release");
+    ASSERT_GE(d->rejected.size(), 2u);
+    EXPECT_EQ(d->rejected[1].mechanism, Mechanism::kKprobe);
+    EXPECT_EQ(d->rejected[1].reason, "EPERM at load");  // attempted: it is in kallsyms
+}
+
+void expect_same_plan(const Plan& got, const Plan& want) {
+    ASSERT_EQ(got.targets.size(), want.targets.size());
+    for (std::size_t i = 0; i < want.targets.size(); ++i) {
+        const TargetPlan& g = got.targets[i];
+        const TargetPlan& w = want.targets[i];
+        EXPECT_EQ(g.target, w.target);
+        EXPECT_EQ(g.mechanism, w.mechanism) << w.target;
+        EXPECT_EQ(g.attach, w.attach) << w.target;
+        EXPECT_EQ(g.unavailable_reason, w.unavailable_reason) << w.target;
+        ASSERT_EQ(g.rejected.size(), w.rejected.size()) << w.target;
+        for (std::size_t r = 0; r < w.rejected.size(); ++r) {
+            EXPECT_EQ(g.rejected[r].mechanism, w.rejected[r].mechanism) << w.target;
+            EXPECT_EQ(g.rejected[r].reason, w.rejected[r].reason) << w.target;
+        }
+    }
+}
+
+// While kallsyms loads, targets that need it wait for a second pass; the plan (order,
+// choices, reasons) is the one an up-front table gives.
+TEST(Planner, TargetsNeedingKallsymsAreFinishedAfterTheOthers) {
+    FakeAttacher eager = host_like();
+    auto want = make_plan(builtin_targets(), locked_down_host(), eager, {});
+    FakeAttacher a = host_like();
+    a.lazy_kallsyms = true;
+    a.loading = true;
+    auto plan = make_plan(builtin_targets(), locked_down_host(), a, {});
+    ASSERT_TRUE(plan.ok() && want.ok());
+    expect_same_plan(*plan, *want);
+    using M = Mechanism;
+    std::vector<std::pair<std::string, Mechanism>> order = {
+        {"dst_release", M::kFentry},   {"dst_release", M::kTracepoint},   {"ipv4_dst_check", M::kFentry},
+        {"queue_work_on", M::kFentry}, {"queue_work_on", M::kTracepoint}, {"ipv4_dst_check", M::kSampling}};
+    EXPECT_EQ(a.tried, order);
+    EXPECT_EQ(a.kallsyms_asked, (std::vector<std::string>{"ipv4_dst_check", "tcp_prequeue"}));
+
+    // A forced mechanism keeps strict target order (its first error is the first target's).
+    FakeAttacher f = host_like();
+    f.lazy_kallsyms = true;
+    f.loading = true;
+    PlanOptions po;
+    po.forced = Mechanism::kTracepoint;
+    std::vector<TargetDef> ts = {*find_target("dst_release"), *find_target("tcp_prequeue"),
+                                 *find_target("queue_work_on")};
+    auto fp = make_plan(ts, locked_down_host(), f, po);
+    ASSERT_FALSE(fp.ok());
+    EXPECT_NE(fp.error().message().find("tracepoint for tcp_prequeue"), std::string::npos);
+    std::vector<std::pair<std::string, Mechanism>> forced_order = {{"dst_release", M::kTracepoint}};
+    EXPECT_EQ(f.tried, forced_order);  // queue_work_on, after the error, is never tried
 }
 
 TEST(Catalog, MechanismNamesRoundTrip) {
