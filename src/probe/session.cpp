@@ -192,7 +192,9 @@ struct SampledTarget {
 // each time into ~11 MB of fresh buffers.  While a session opens, freed big buffers
 // stay in the heap so that each parse reuses the pages the last one faulted in
 // (page faults were a fifth of start-up CPU); then the heap is trimmed, as a
-// session can run for days, and glibc's default thresholds are set again.
+// session can run for days.  The thresholds set after keep per-interval buffers
+// (owner-table batches of 128 KiB) in the heap, while one-off buffers of a MiB
+// and more go back to the system when freed.
 class StartupHeap {
 public:
     StartupHeap() {
@@ -200,8 +202,8 @@ public:
         mallopt(M_TRIM_THRESHOLD, 64 << 20);
     }
     ~StartupHeap() {
-        mallopt(M_MMAP_THRESHOLD, 128 << 10);
-        mallopt(M_TRIM_THRESHOLD, 128 << 10);
+        mallopt(M_MMAP_THRESHOLD, 1 << 20);
+        mallopt(M_TRIM_THRESHOLD, 2 << 20);
         malloc_trim(0);
     }
     StartupHeap(const StartupHeap&) = delete;
