@@ -188,7 +188,7 @@ const volatile __u32 hl_nr_cpus = 0;
 const volatile __u32 hl_owner_sets = 1;     /* sets in the owner table (power of two) */
 
 /* Mmapable: the kernel then page-aligns the values, so a set (two 32-byte ways)
- * is exactly one cache line. */
+ * is exactly one cache line, and the agent scans the table in its mapping. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
@@ -198,10 +198,12 @@ struct {
 } owners SEC(".maps");
 
 /* Work items: the work function of the object in the same way of `owners`,
- * written only when a work item is inserted. */
+ * written only when a work item is inserted.  Mmapable, so that the agent reads
+ * both tables from their mappings. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u64);
 } owner_aux SEC(".maps");

@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
 #include <malloc.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,7 +162,20 @@ struct Attached {
     bool handoffs = false;
     std::string object_type;
     std::uint32_t slot = 0;  // index in the session's shared `hits` map
+    // The owner table and its work functions, mapped on first read (both maps are
+    // mmapable): a scan of the mapping replaces batch-lookup syscalls each interval.
+    mutable std::shared_ptr<const void> owners_view, aux_view;
 };
+
+// A read-only shared mapping of an mmapable array map, unmapped with the last owner.
+Result<std::shared_ptr<const void>> map_view(bpf_map* m, int fd) {
+    std::size_t page = std::size_t(sysconf(_SC_PAGESIZE));
+    std::size_t bytes = std::size_t(bpf_map__value_size(m)) * bpf_map__max_entries(m);
+    bytes = (bytes + page - 1) / page * page;
+    void* p = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return make_error(fmt::format("mapping the {} map", bpf_map__name(m)), errno);
+    return std::shared_ptr<const void>(p, [bytes](const void* q) { munmap(const_cast<void*>(q), bytes); });
+}
 
 // Handoff tracking settings shared by the fentry, kprobe and proxy objects.
 template <class S>
@@ -377,7 +391,7 @@ private:
                 continue;
             }
             std::string entry_name = bpf_program__name(entry);
-            Attached a{s.release(), t.name, Mechanism::kFentry, {entry_name}, tracking, t.object_type, slot};
+            Attached a{s.release(), t.name, Mechanism::kFentry, {entry_name}, tracking, t.object_type, slot, {}, {}};
             if (latency) a.programs.push_back("hl_fexit");
             attached_.push_back(std::move(a));
             out.ok = true;
@@ -418,7 +432,7 @@ private:
         s->links.hl_kprobe = bpf_program__attach_kprobe(s->progs.hl_kprobe, false, t.name.c_str());
         if (!s->links.hl_kprobe)
             return {false, "", false, Fidelity::kNone, errname(errno) + " at attach of kprobe:" + t.name};
-        Attached a{s.release(), t.name, Mechanism::kKprobe, {"hl_kprobe"}, tracking, t.object_type, slot};
+        Attached a{s.release(), t.name, Mechanism::kKprobe, {"hl_kprobe"}, tracking, t.object_type, slot, {}, {}};
         if (latency) a.programs.push_back("hl_kretprobe");
         attached_.push_back(std::move(a));
         out.ok = true;
@@ -454,7 +468,7 @@ private:
         if (auto why = share_hits(s.get(), t.name, &slot)) return {false, "", false, Fidelity::kNone, *why};
         int err = hl_proxy_bpf::load(s.get());
         if (err) return {false, "", false, Fidelity::kNone, "tp_btf: " + load_reason(err, cap)};
-        Attached a{nullptr, t.name, Mechanism::kTracepoint, {}, tracking, t.object_type, slot};
+        Attached a{nullptr, t.name, Mechanism::kTracepoint, {}, tracking, t.object_type, slot, {}, {}};
         for (auto* q : progs) {
             bpf_link* l = bpf_program__attach(q);
             if (!l)
@@ -565,46 +579,43 @@ public:
             int to = std::min(topo_.node_of(cpu), nn - 1);
             for (int f = 0; f < nn; ++f) h.matrix[f][to] += v.from_node[f];
         }
-        // The owner table: every live object with its handoff counts (batched reads).
-        int fd = a.obj->map_fd("owners");
+        // The owner table: every live object with its handoff counts, scanned in
+        // its mapping.  Ways are written by BPF programs while this runs; a way is
+        // read field by field, so a torn read can pair one object with another's
+        // counts for one interval (the slot contents are best effort anyway).
         bpf_map* m = bpf_object__find_map_by_name(a.obj->obj(), "owners");
-        h.capacity = m ? bpf_map__max_entries(m) : 0;
+        bpf_map* mx = bpf_object__find_map_by_name(a.obj->obj(), "owner_aux");
+        if (!m || !mx) return make_error("no owner table in the object of " + a.target, ENOENT);
+        h.capacity = bpf_map__max_entries(m);
         h.sample = std::max(1, opts_.handoff_sample);
-        constexpr std::uint32_t kBatch = 4096;
-        std::vector<std::uint32_t> keys(kBatch);
-        std::vector<hl_owner> owners(kBatch);
-        int aux_fd = a.obj->map_fd("owner_aux");
-        std::uint32_t in = 0, out = 0;
-        bool first = true;
+        if (!a.owners_view) {
+            auto v = map_view(m, bpf_map__fd(m));
+            if (!v) return v.error();
+            auto x = map_view(mx, bpf_map__fd(mx));
+            if (!x) return x.error();
+            a.owners_view = std::move(*v);
+            a.aux_view = std::move(*x);
+        }
+        const auto* owners = static_cast<const volatile hl_owner*>(a.owners_view.get());
+        const auto* aux = static_cast<const volatile std::uint64_t*>(a.aux_view.get());
+        bool work = ksyms_ && a.object_type == "work_struct";
         std::uint64_t live = 0;
-        while (true) {
-            std::uint32_t count = kBatch;
-            LIBBPF_OPTS(bpf_map_batch_opts, bo);
-            int err = bpf_map_lookup_batch(fd, first ? nullptr : &in, &out, keys.data(), owners.data(), &count, &bo);
-            int e = err ? errno : 0;
-            for (std::uint32_t i = 0; i < count; ++i) {
-                const hl_owner& o = owners[i];
-                if (!o.obj) continue;
-                ++live;
-                if (!o.handoffs) continue;
-                HotObject ho;
-                ho.target = a.target;
-                ho.type = a.object_type;
-                ho.id = object_id(a.target, o.obj);
-                ho.handoffs = o.handoffs;
-                ho.cross_node = o.cross_node;
-                ho.last_cpu = int(o.cpu_node & 0xffff);
-                std::uint64_t aux = 0;
-                if (ksyms_ && a.object_type == "work_struct" && bpf_map_lookup_elem(aux_fd, &keys[i], &aux) == 0 && aux)
-                    ho.detail = ksyms_->symbolize(aux).value_or("");
-                objects.push_back(std::move(ho));
-            }
-            if (err) {
-                if (e != ENOENT) return make_error("reading the owner table of " + a.target, e);
-                break;
-            }
-            in = out;
-            first = false;
+        for (std::uint32_t i = 0; i < h.capacity; ++i) {
+            const volatile hl_owner& o = owners[i];
+            std::uint64_t obj = o.obj;
+            if (!obj) continue;
+            ++live;
+            std::uint64_t handoffs = o.handoffs;
+            if (!handoffs) continue;
+            HotObject ho;
+            ho.target = a.target;
+            ho.type = a.object_type;
+            ho.id = object_id(a.target, obj);
+            ho.handoffs = handoffs;
+            ho.cross_node = o.cross_node;
+            ho.last_cpu = int(o.cpu_node & 0xffff);
+            if (std::uint64_t fn = work ? aux[i] : 0) ho.detail = ksyms_->symbolize(fn).value_or("");
+            objects.push_back(std::move(ho));
         }
         h.live_objects = live;
         h.evictions = evicted;
