@@ -28,7 +28,14 @@ struct CostRow {
     std::vector<CostVariant> variants;  // empty first
     const CostVariant* find(const std::string& name) const;
     double ratio(const std::string& name) const;  // variant ns/run over empty ns/run (0: unknown)
+    // Hits per second of the attach point (the empty program's runs).
+    double hits_per_s(double seconds) const;
+    // CPU time the variant adds over the empty program, in ns per second of wall time.
+    double extra_ns_per_s(const std::string& name, double seconds) const;
 };
+
+// Below this many hits a per-hit price is too noisy to hold against a budget.
+inline constexpr std::uint64_t kCostMinHits = 1000;
 
 struct CostReport {
     double seconds = 0;

@@ -76,9 +76,11 @@ int run_cost(const CostArgs& a) {
         std::cout << fmt::format("per-hit cost over {:.1f} s, every variant attached at once (ns per run; x = over "
                                  "the empty program)\n",
                                  rep->seconds);
-        std::cout << fmt::format("  {:<16} {:<30} {:>9} {:>16} {:>16} {:>16}\n", "TARGET", "ATTACH POINT", "EMPTY",
-                                 "COUNT", "LATENCY", "HANDOFF");
+        std::cout << fmt::format("  {:<16} {:<30} {:>8} {:>9} {:>16} {:>16} {:>16}\n", "TARGET", "ATTACH POINT",
+                                 "HITS/S", "EMPTY", "COUNT", "LATENCY", "HANDOFF");
     }
+    // What a miss costs in all: the extra time per hit times the hits per second.
+    std::vector<std::string> misses;
     for (auto& r : rep->rows) {
         auto cell = [&](const std::string& v) -> std::string {
             const CostVariant* x = r.find(v);
@@ -86,6 +88,12 @@ int run_cost(const CostArgs& a) {
             double ratio = r.ratio(v);
             bool over = ratio > 0 && ratio > cost_budget(v);
             missed |= over;
+            if (over)
+                misses.push_back(fmt::format(
+                    "{} {} on {}: {:.0f} ns over the empty program per hit at {:.0f} hits/s = {:.1f} us of CPU per "
+                    "second ({:.4f}% of one core)",
+                    r.target, v, r.attach, x->ns_per_run() - r.find("empty")->ns_per_run(), r.hits_per_s(rep->seconds),
+                    r.extra_ns_per_s(v, rep->seconds) / 1e3, r.extra_ns_per_s(v, rep->seconds) / 1e7));
             return ratio > 0 ? fmt::format("{:.0f} {:.2f}x{}", x->ns_per_run(), ratio, over ? "!" : "")
                              : fmt::format("{:.0f}", x->ns_per_run());
         };
@@ -93,7 +101,8 @@ int run_cost(const CostArgs& a) {
                                                                     : "-";
         std::string cc = cell("count"), ll = cell("latency"), hh = cell("handoff");
         if (!a.json)
-            std::cout << fmt::format("  {:<16} {:<30} {:>9} {:>16} {:>16} {:>16}\n", r.target, r.attach, e, cc, ll, hh);
+            std::cout << fmt::format("  {:<16} {:<30} {:>8.0f} {:>9} {:>16} {:>16} {:>16}\n", r.target, r.attach,
+                                     r.hits_per_s(rep->seconds), e, cc, ll, hh);
         nlohmann::json vs = nlohmann::json::array();
         for (auto& v : r.variants)
             vs.push_back({{"variant", v.name},
@@ -102,9 +111,10 @@ int run_cost(const CostArgs& a) {
                           {"run_time_ns", v.run_time_ns},
                           {"ns_per_run", v.ns_per_run()},
                           {"ratio_to_empty", v.name == "empty" ? 1.0 : r.ratio(v.name)},
+                          {"extra_cpu_ns_per_s", v.name == "empty" ? 0.0 : r.extra_ns_per_s(v.name, rep->seconds)},
                           {"budget", cost_budget(v.name)}});
         rows.push_back({{"target", r.target}, {"attach", r.attach}, {"mechanism", to_string(r.mechanism)},
-                        {"variants", vs}});
+                        {"hits_per_s", r.hits_per_s(rep->seconds)}, {"variants", vs}});
     }
     if (a.json) {
         std::cout << nlohmann::json{{"seconds", rep->seconds}, {"rows", rows}, {"notes", rep->notes},
@@ -117,6 +127,7 @@ int run_cost(const CostArgs& a) {
         std::cout << fmt::format("budgets: count <= {}x, latency (entry+exit) <= {}x, handoff <= {}x the empty "
                                  "program; ! marks a miss\n",
                                  kCountBudget, kLatencyBudget, kHandoffBudget);
+        for (auto& m : misses) std::cout << "miss: " << m << "\n";
         for (auto& n : rep->notes) std::cout << "note: " << n << "\n";
     }
     if (!a.command.empty() && child_status) fmt::print(stderr, "hotline: the command exited with {}\n", child_status);

@@ -27,6 +27,18 @@ double CostRow::ratio(const std::string& name) const {
     return v->ns_per_run() / e->ns_per_run();
 }
 
+double CostRow::hits_per_s(double seconds) const {
+    const CostVariant* e = find("empty");
+    return e && seconds > 0 ? double(e->run_cnt) / seconds : 0;
+}
+
+double CostRow::extra_ns_per_s(const std::string& name, double seconds) const {
+    const CostVariant* e = find("empty");
+    const CostVariant* v = find(name);
+    if (!e || !v || !v->run_cnt || seconds <= 0) return 0;
+    return (v->ns_per_run() - e->ns_per_run()) * double(v->run_cnt) / seconds;
+}
+
 double cost_budget(const std::string& variant) {
     if (variant == "count") return kCountBudget;
     if (variant == "latency") return kLatencyBudget;
@@ -215,6 +227,11 @@ Result<CostReport> measure_cost(const CostOptions& opts, const KernelInfo& k, co
         for (auto& x : dh.d.cost)
             if (x.target == c.target && attach_point(x.target, x.program) == ap)
                 row.variants.push_back({"handoff", x.program, x.run_cnt, x.run_time_ns});
+        if (const CostVariant* e = row.find("empty"); e && e->run_cnt < kCostMinHits)
+            rep.notes.push_back(fmt::format(
+                "{} on {}: {} hits in {:.1f} s, too few for a stable per-hit price; drive it harder "
+                "(hotline cost -- COMMAND) or run longer (--duration)",
+                row.target, row.attach, e->run_cnt, rep.seconds));
         rep.rows.push_back(std::move(row));
     }
     for (auto& c : dc.d.cost)

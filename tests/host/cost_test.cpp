@@ -12,6 +12,9 @@ TEST(CostHost, EveryVariantRunsNextToAnEmptyProgram) {
     ASSERT_EQ(j["rows"].size(), 1u);
     auto& row = j["rows"][0];
     EXPECT_EQ(row["attach"], "tp_btf/workqueue_queue_work");
+    // The rate is the empty program's runs over the measured time.
+    EXPECT_NEAR(row["hits_per_s"].get<double>() * j["seconds"].get<double>(),
+                double(row["variants"][0]["run_cnt"].get<std::uint64_t>()), 1.0);
     std::map<std::string, nlohmann::json> v;
     for (auto& x : row["variants"]) v[x["variant"]] = x;
     ASSERT_TRUE(v.count("empty") && v.count("count") && v.count("handoff"));
@@ -21,6 +24,7 @@ TEST(CostHost, EveryVariantRunsNextToAnEmptyProgram) {
     EXPECT_GT(v["empty"]["ns_per_run"].get<double>(), 0);
     EXPECT_GT(v["count"]["ratio_to_empty"].get<double>(), 0);
     EXPECT_GT(v["handoff"]["ratio_to_empty"].get<double>(), 0);
+    EXPECT_TRUE(v["handoff"].contains("extra_cpu_ns_per_s"));
     EXPECT_EQ(v["count"]["program"], "hl_tp_queue_work");
     EXPECT_EQ(v["handoff"]["program"], "hl_tp_queue_work_track");
     EXPECT_EQ(j["budgets"]["handoff"], 3.0);
