@@ -179,6 +179,11 @@ public:
 
     // True once the traffic ended by itself (duration, sweep done, command exited).
     bool done() const;
+    // Operations of the current run so far, read live from the generator's
+    // counters (messages for dst-refcount, connections for tcp-crr; 0 before the
+    // traffic starts, the final count after it ends).  nullopt for scenarios
+    // whose operations are only known at the end (irq-lat, qperf, a command).
+    std::optional<std::uint64_t> ops_so_far() const;
     // Stops the traffic, tears the network down and returns what was measured.
     Result<ScenarioResult> stop();
     const ScenarioOptions& options() const;

@@ -35,10 +35,13 @@ int fail(const Error& e, int rc = kExitError) {
 }
 
 // What `hotline diff` needs: the kernel-pair fixes' markers and layout facts of
-// this kernel, and one metric map per interval (the scenario's operations are
-// spread over the intervals by their length: the traffic is steady).
+// this kernel, and one metric map per interval.  Each interval's operations are
+// the scenario's live count at its ends (`interval_ops`, one per interval) when
+// the scenario has one; otherwise, and for CPU time always, the scenario's totals
+// are spread over the intervals by their length.
 void record_diff_analysis(RecordingWriter& rec, const Session& session, const std::vector<Interval>& ivs,
-                          const ScenarioNumbers& whole) {
+                          const ScenarioNumbers& whole, const std::vector<std::uint64_t>& interval_ops,
+                          double nominal_s) {
     const SessionInfo& info = session.info();
     nlohmann::json an = rec.doc().contains("analysis") ? rec.doc()["analysis"] : nlohmann::json::object();
     std::optional<KernelBtf> btf;
@@ -54,18 +57,30 @@ void record_diff_analysis(RecordingWriter& rec, const Session& session, const st
     if (auto cat = FixCatalog::builtin(); cat) an["diff"] = diff_facts(*cat, facts, info.layouts);
     double total_s = 0;
     for (auto& iv : ivs) total_s += iv.seconds();
+    const bool live = !interval_ops.empty() && interval_ops.size() == ivs.size();
     nlohmann::json per = nlohmann::json::array();
-    for (auto& iv : ivs) {
+    int partial = 0;
+    for (std::size_t i = 0; i < ivs.size(); ++i) {
+        const Interval& iv = ivs[i];
+        // A short interval (the traffic's wind-down before the final snapshot)
+        // would be an outlier of every rate: left out when the operations are
+        // counted live.
+        if (live && ivs.size() > 1 && iv.seconds() < nominal_s / 2) {
+            ++partial;
+            continue;
+        }
         ScenarioNumbers n;
         if (whole.seconds > 0 && total_s > 0) {
             double share = iv.seconds() / total_s;
-            n.ops = whole.ops * share;
+            n.ops = live ? double(interval_ops[i]) : whole.ops * share;
             n.cpu_seconds = whole.cpu_seconds * share;
             n.seconds = iv.seconds();
         }
         per.push_back(trial_metrics(iv, n));
     }
     an["interval_metrics"] = per;
+    an["interval_ops"] = live ? "live" : "spread";
+    an["partial_intervals_left_out"] = partial;
     rec.set("analysis", an);
 }
 
@@ -215,7 +230,14 @@ int run_record(const RecordArgs& a) {
     double t0 = start.t, next = t0 + interval;
     int n = 0;
     std::vector<Interval> intervals;  // for the per-interval metrics `hotline diff` compares
+    // The scenario's operations per interval, read with each snapshot.
+    std::vector<std::uint64_t> interval_ops;
+    std::uint64_t ops_prev = 0;
     auto emit = [&](const Snapshot& now) {
+        if (auto ops = scen ? scen->ops_so_far() : std::nullopt) {
+            interval_ops.push_back(*ops - std::min(*ops, ops_prev));
+            ops_prev = *ops;
+        }
         Interval iv = delta(prev, now);
         rec.add_interval(iv);
         intervals.push_back(iv);
@@ -283,7 +305,7 @@ int run_record(const RecordArgs& a) {
         if (res->command_status) exit_status = *res->command_status;
         numbers = scenario_numbers(*res);
     }
-    record_diff_analysis(rec, **session, intervals, numbers);
+    record_diff_analysis(rec, **session, intervals, numbers, interval_ops, interval);
 
     Interval whole = delta(start, prev);
     std::cout << fmt::format("summary: {:.2f} s, {}\n", whole.seconds(), stop_reason);

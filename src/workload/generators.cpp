@@ -518,6 +518,8 @@ Result<ScenarioResult> run_dst_refcount(GenEnv& env) {
     std::uint64_t s0 = total_sent(), r0 = total_recv();
     CpuSample a, b;
     auto sent_msgs = [&] { return total_sent() / msg; };
+    // Withdrawn at return, after the join: the tail after the window counts too.
+    LiveOps live(env, sent_msgs);
     double secs = measure_window(env, crew, "msg", sent_msgs, &a, &b);
     std::uint64_t s1 = total_sent(), r1 = total_recv();
     crew.join();
@@ -627,6 +629,7 @@ Result<ScenarioResult> run_tcp_crr(GenEnv& env) {
         return s;
     };
     std::uint64_t c0 = total();
+    LiveOps live(env, total);
     CpuSample a, b;
     double secs = measure_window(env, crew, "conn", total, &a, &b);
     std::uint64_t c1 = total();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <optional>
 
@@ -18,6 +19,25 @@ struct GenEnv {
     const std::atomic<bool>& stop;               // set by Scenario::stop()
     const ProgressFn& progress;                  // may be empty
     std::function<bool(double)> sleep_for;       // false when woken by a stop
+    // Publishes the generator's running operation total (empty: withdraw it, with
+    // its last value kept); the callable must stay valid until withdrawn.
+    std::function<void(std::function<std::uint64_t()>)> publish_ops;
+};
+
+// Publishes a running total for the life of a generator's counters.
+class LiveOps {
+public:
+    LiveOps(GenEnv& env, std::function<std::uint64_t()> total) : env_(env) {
+        if (env_.publish_ops) env_.publish_ops(std::move(total));
+    }
+    ~LiveOps() {
+        if (env_.publish_ops) env_.publish_ops({});
+    }
+    LiveOps(const LiveOps&) = delete;
+    LiveOps& operator=(const LiveOps&) = delete;
+
+private:
+    GenEnv& env_;
 };
 
 Result<ScenarioResult> run_dst_refcount(GenEnv& env);

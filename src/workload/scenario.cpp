@@ -104,6 +104,16 @@ struct Scenario::Impl {
     int command_status = -1;
     bool stopped = false;
     std::vector<int> base_cpus;  // the resolved CPUs; a run may use others
+    // The running operation total of the current run (see ops_so_far()).
+    mutable std::mutex ops_mu;
+    std::function<std::uint64_t()> ops_fn;
+    std::uint64_t ops_last = 0;
+
+    void publish_ops(std::function<std::uint64_t()> fn) {
+        std::lock_guard<std::mutex> g(ops_mu);
+        if (!fn && ops_fn) ops_last = ops_fn();
+        ops_fn = std::move(fn);
+    }
 
     bool sleep_for(double secs) {
         std::unique_lock<std::mutex> lk(mu);
@@ -131,7 +141,8 @@ struct Scenario::Impl {
     }
 
     void run() {
-        detail::GenEnv env{opts, *net, stop, progress, [this](double s) { return sleep_for(s); }};
+        detail::GenEnv env{opts, *net, stop, progress, [this](double s) { return sleep_for(s); },
+                           [this](std::function<std::uint64_t()> fn) { publish_ops(std::move(fn)); }};
         Result<ScenarioResult> r = make_error("no generator");
         if (opts.name == "dst-refcount") r = detail::run_dst_refcount(env);
         else if (opts.name == "tcp-crr") r = detail::run_tcp_crr(env);
@@ -211,6 +222,11 @@ Status Scenario::begin_run(const std::vector<int>& cpus) {
     im.stop = false;
     im.finished = false;
     im.outcome.reset();
+    {
+        std::lock_guard<std::mutex> g(im.ops_mu);
+        im.ops_fn = nullptr;
+        im.ops_last = 0;
+    }
     Impl* raw = impl_.get();
     im.coordinator = std::thread([raw] { raw->run(); });
     return ok_status();
@@ -235,6 +251,13 @@ Result<ScenarioResult> Scenario::end_run() {
 }
 
 bool Scenario::done() const { return impl_->finished.load(); }
+
+std::optional<std::uint64_t> Scenario::ops_so_far() const {
+    const auto& im = *impl_;
+    if (!im.opts.command.empty() || (im.opts.name != "dst-refcount" && im.opts.name != "tcp-crr")) return std::nullopt;
+    std::lock_guard<std::mutex> g(im.ops_mu);
+    return im.ops_fn ? im.ops_fn() : im.ops_last;
+}
 const ScenarioOptions& Scenario::options() const { return impl_->opts; }
 const Network& Scenario::network() const { return *impl_->net; }
 

@@ -289,6 +289,18 @@ TEST_F(ValidateHost, RecordingHoldsWhatDiffNeedsAndDiffJudgesIt) {
     ASSERT_TRUE(an.contains("interval_metrics")) << an.dump(1);
     EXPECT_GE(an["interval_metrics"].size(), 2u);
     EXPECT_GT(an["interval_metrics"][0].value("scenario.ops_per_s", 0.0), 0);
+    // Operations are counted per interval, not spread evenly over them: the
+    // rates then differ from interval to interval and sit around the run's.
+    EXPECT_EQ(an.value("interval_ops", ""), "live");
+    double run_rate = doc["scenario"]["throughput"].value("messages_per_s", 0.0);
+    std::set<double> rates;
+    for (auto& m : an["interval_metrics"]) {
+        double x = m.value("scenario.ops_per_s", 0.0);
+        rates.insert(x);
+        EXPECT_GT(x, run_rate / 3) << an["interval_metrics"].dump(1);
+        EXPECT_LT(x, run_rate * 3) << an["interval_metrics"].dump(1);
+    }
+    EXPECT_GT(rates.size(), 1u) << an["interval_metrics"].dump(1);
     // The scenario got its whole duration as traffic: the recorder did not cut it short.
     EXPECT_EQ(doc["scenario"].value("stop_reason", ""), "finished") << doc["scenario"].dump(1);
     // This kernel's dst_entry layout and markers, for each kernel-pair fix.
