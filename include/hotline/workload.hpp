@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +43,36 @@ private:
     std::vector<std::unique_ptr<Worker>> workers_;
     std::vector<std::thread> threads_;
     std::atomic<bool> stop_{false};
+};
+
+struct PtyOptions {
+    std::vector<int> cpus;     // the writer moves through these
+    int writes_per_cpu = 64;   // writes from one CPU before moving to the next
+    double pause_us = 200;     // between writes (~3,000-4,000 writes/s)
+};
+
+// One byte at a time into a pty and back out of the other side, paced: every
+// write queues the pty's flush work item (workqueue_queue_work), which stays on
+// a CPU for writes_per_cpu writes and then moves to the next.
+class PtyWorkload {
+public:
+    static Result<std::unique_ptr<PtyWorkload>> start(const PtyOptions& opts);
+    ~PtyWorkload();
+    PtyWorkload(const PtyWorkload&) = delete;
+    PtyWorkload& operator=(const PtyWorkload&) = delete;
+    void stop();
+    std::uint64_t writes() const;
+    std::string error() const;  // first failure, empty if none
+
+private:
+    PtyWorkload() = default;
+    void run(const PtyOptions opts);
+    int master_ = -1, slave_ = -1;
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::atomic<std::uint64_t> writes_{0};
+    mutable std::mutex mu_;
+    std::string err_;
 };
 
 // Where and how a child runs.  Everything is applied between fork and exec, so

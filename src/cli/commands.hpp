@@ -68,7 +68,7 @@ struct CostArgs {
     std::vector<std::string> targets;
     std::vector<std::string> funcs;
     std::string mechanism;
-    std::string workload = "churn";
+    std::string workload = "churn+pty";
     bool json = false;
     bool strict = false;
     std::vector<std::string> command;

@@ -30,8 +30,11 @@ int run_cost(const CostArgs& a) {
         fmt::print(stderr, "hotline: {}\n", t.error().message());
         return kExitUsage;
     }
-    if (a.workload != "churn" && a.workload != "churn-split" && a.workload != "none") {
-        fmt::print(stderr, "hotline: unknown workload \"{}\"; use churn, churn-split or none\n", a.workload);
+    const bool churn_on = a.workload == "churn+pty" || a.workload == "churn" || a.workload == "churn-split";
+    const bool pty_on = a.workload == "churn+pty" || a.workload == "pty";
+    if (!churn_on && !pty_on && a.workload != "none") {
+        fmt::print(stderr, "hotline: unknown workload \"{}\"; use churn+pty, churn, churn-split, pty or none\n",
+                   a.workload);
         return kExitUsage;
     }
     auto topo = read_topology();
@@ -53,7 +56,8 @@ int run_cost(const CostArgs& a) {
             return ok_status();
         }
         std::unique_ptr<ChurnWorkload> churn;
-        if (a.workload != "none") {
+        std::unique_ptr<PtyWorkload> pty;
+        if (churn_on) {
             ChurnOptions o;
             o.cpus = topo->cpus;
             o.split = a.workload == "churn-split";
@@ -61,8 +65,21 @@ int run_cost(const CostArgs& a) {
             if (!w) return w.error();
             churn = std::move(*w);
         }
+        // The churn queues work only now and then: the pty writer gives
+        // workqueue_queue_work enough hits to price.
+        if (pty_on) {
+            PtyOptions o;
+            o.cpus = topo->cpus;
+            auto w = PtyWorkload::start(o);
+            if (!w) return w.error();
+            pty = std::move(*w);
+        }
         std::this_thread::sleep_for(std::chrono::duration<double>(duration));
         if (churn) churn->stop();
+        if (pty) {
+            pty->stop();
+            if (!pty->error().empty()) return make_error(pty->error(), EIO);
+        }
         return ok_status();
     };
     auto rep = measure_cost(co, k, *topo, work);

@@ -49,7 +49,9 @@ int main(int argc, char** argv) {
     c->add_option("-t,--targets", cost.targets, "Targets (comma list); default: all built-in")->delimiter(',');
     c->add_option("--func", cost.funcs, "Also measure a kernel function: NAME[:argN] (repeatable)");
     c->add_option("-m,--mechanism", cost.mechanism, "Force one mechanism: fentry|kprobe|tracepoint|sampling");
-    c->add_option("--workload", cost.workload, "Built-in workload: churn (default), churn-split, none");
+    c->add_option("--workload", cost.workload,
+                  "Built-in workload: churn+pty (default: loopback connection churn plus a paced pty writer "
+                  "for workqueue_queue_work), churn, churn-split, pty, none");
     c->add_flag("--json", cost.json, "Print JSON");
     c->add_flag("--strict", cost.strict, "Exit 4 when a variant is over its budget");
     c->add_option("command", cost.command, "Command that drives the events instead (after --)");

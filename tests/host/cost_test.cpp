@@ -31,6 +31,20 @@ TEST(CostHost, EveryVariantRunsNextToAnEmptyProgram) {
     EXPECT_EQ(orphans_after_exit(), 0);
 }
 
+TEST(CostHost, DefaultWorkloadGivesQueueWorkEnoughHitsToPrice) {
+    // The pty writer of the built-in workload drives workqueue_queue_work.
+    CmdResult r = run(hotline() + " cost --json -t queue_work_on --workload pty -d 2s");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["rows"].size(), 1u);
+    EXPECT_GE(j["rows"][0]["variants"][0]["run_cnt"].get<std::uint64_t>(), 1000u) << j.dump(1);
+    for (auto& n : j["notes"]) EXPECT_EQ(n.get<std::string>().find("too few"), std::string::npos) << n;
+    CmdResult bad = run(hotline() + " cost --workload bogus -d 1s");
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_NE(bad.err.find("churn+pty"), std::string::npos) << bad.err;
+    EXPECT_EQ(orphans_after_exit(), 0);
+}
+
 TEST(FuncHost, UserNamedFunctionFallsBackToSamplingHere) {
     CmdResult r = run(hotline() + " probe --json -t queue_work_on --func tcp_v4_rcv:arg0");
     ASSERT_EQ(r.rc, 0) << r.err;
