@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hotline/kernel.hpp"
@@ -56,6 +57,12 @@ public:
 private:
     nlohmann::json doc_;
 };
+
+// Escapes text for XML attributes and character data (the JUnit writer's rules):
+// the five markup characters become entities; control characters other than
+// tab, newline and carriage return become '?', since XML 1.0 forbids them even
+// as character references.
+std::string xml_escape(std::string_view s);
 
 // Validates a recording's structure; returns a list of problems (empty when valid).
 std::vector<std::string> check_recording(const nlohmann::json& doc);

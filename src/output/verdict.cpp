@@ -4,23 +4,10 @@
 
 #include <cmath>
 
+#include "hotline/output.hpp"
 #include "hotline/validate.hpp"
 
 namespace hotline {
-
-namespace {
-
-std::string num(double v) {
-    if (std::isnan(v)) return "-";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return fmt::format("{:.4g}", v);
-}
-
-nlohmann::json jnum(double v) {
-    // JSON has no inf/NaN: null says "no finite value".
-    if (!std::isfinite(v)) return nullptr;
-    return v;
-}
 
 std::string xml_escape(std::string_view s) {
     std::string o;
@@ -40,6 +27,20 @@ std::string xml_escape(std::string_view s) {
         }
     }
     return o;
+}
+
+namespace {
+
+std::string num(double v) {
+    if (std::isnan(v)) return "-";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    return fmt::format("{:.4g}", v);
+}
+
+nlohmann::json jnum(double v) {
+    // JSON has no inf/NaN: null says "no finite value".
+    if (!std::isfinite(v)) return nullptr;
+    return v;
 }
 
 std::string criterion_line(const CriterionResult& c) {

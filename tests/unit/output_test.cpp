@@ -146,6 +146,19 @@ TEST(Recording, CheckFindsProblems) {
     EXPECT_NE(probs[0].find("missing"), std::string::npos);
 }
 
+TEST(Xml, EscapesMarkupAndReplacesForbiddenControlCharacters) {
+    EXPECT_EQ(xml_escape("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d&quot;e&apos;f");
+    // Already-escaped text is escaped again, not passed through.
+    EXPECT_EQ(xml_escape("&amp;"), "&amp;amp;");
+    // XML 1.0 has no way to carry \x01 or \x1f, even as a reference; tab,
+    // newline and carriage return are legal and stay.
+    EXPECT_EQ(xml_escape(std::string("x\x01y\x1fz")), "x?y?z");
+    EXPECT_EQ(xml_escape(std::string("\0", 1)), "?");
+    EXPECT_EQ(xml_escape("a\tb\nc\rd"), "a\tb\nc\rd");
+    EXPECT_EQ(xml_escape("plain text / 0x20 ~"), "plain text / 0x20 ~");
+    EXPECT_EQ(xml_escape(""), "");
+}
+
 TEST(Duration, ParsesUnits) {
     EXPECT_DOUBLE_EQ(*parse_duration("5"), 5.0);
     EXPECT_DOUBLE_EQ(*parse_duration("250ms"), 0.25);

@@ -503,21 +503,6 @@ std::string criterion_numbers(const json& cr) {
                        num_or(ratio ? at(*ratio, {"ci_high"}) : nullptr));
 }
 
-std::string xml_attr(std::string_view s) {
-    std::string o;
-    for (char ch : s) {
-        switch (ch) {
-        case '&': o += "&amp;"; break;
-        case '<': o += "&lt;"; break;
-        case '>': o += "&gt;"; break;
-        case '"': o += "&quot;"; break;
-        case '\'': o += "&apos;"; break;
-        default: o += ch;
-        }
-    }
-    return o;
-}
-
 std::size_t count_of(const std::string& text, const std::string& s) {
     std::size_t n = 0;
     for (auto p = text.find(s); p != std::string::npos; p = text.find(s, p + 1)) ++n;
@@ -526,7 +511,7 @@ std::size_t count_of(const std::string& text, const std::string& s) {
 
 // The <testcase ...>...</testcase> element named `name`, or "".
 std::string testcase(const std::string& xml, const std::string& name) {
-    auto p = xml.find("name=\"" + xml_attr(name) + "\"");
+    auto p = xml.find("name=\"" + hotline::xml_escape(name) + "\"");
     if (p == std::string::npos) return {};
     auto b = xml.rfind("<testcase ", p);
     auto e = xml.find("</testcase>", p);
