@@ -22,26 +22,14 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "lines.skel.h"
 #include "probe/skeleton.hpp"
 
+using namespace hotline::bench;
 using nlohmann::json;
 
 namespace {
-
-struct Spread {
-    double median = 0, min = 0, max = 0;
-};
-
-Spread spread(std::vector<double> v) {
-    Spread s;
-    if (v.empty()) return s;
-    std::sort(v.begin(), v.end());
-    s.min = v.front();
-    s.max = v.back();
-    s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-    return s;
-}
 
 // Each write queues the vmstat refresh work on every CPU from the writer's CPU.
 void drive(std::atomic<bool>& stop, bool sparse, std::uint64_t& writes) {
@@ -75,16 +63,13 @@ int main(int argc, char** argv) {
     double secs = 3;
     bool smoke = false;
     std::string json_path;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        if (a == "--smoke") smoke = true;
-        else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
-        else if (a == "--duration" && i + 1 < argc) secs = std::atof(argv[++i]);
-        else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-        else {
-            fmt::print(stderr, "usage: bench_cold_lines [--smoke] [--rounds N] [--duration S] [--json FILE]\n");
-            return 2;
-        }
+    Args args("bench_cold_lines", "bench_cold_lines [--smoke] [--rounds N] [--duration S] [--json FILE]", argc, argv);
+    while (args.next()) {
+        if (args.is("--smoke")) smoke = true;
+        else if (args.is("--rounds")) rounds = args.int_value();
+        else if (args.is("--duration")) secs = args.double_value();
+        else if (args.is("--json")) json_path = args.value();
+        else return args.usage();
     }
     if (smoke) {
         rounds = 1;
@@ -166,10 +151,7 @@ int main(int argc, char** argv) {
         fmt::print("\n{} driver: {:.0f} hits/s per program\n", mode, hz.median);
         fmt::print("  {:<18} {:<40} {:>22} {:>22}\n", "PROGRAM", "WHAT", "FORWARD", "REVERSE");
         auto cell = [&](const char* order, const char* n) {
-            auto& v = ns[mode][order][n];
-            if (v.empty()) return std::string("-");
-            Spread sp = spread(v);
-            return fmt::format("{:.0f} [{:.0f}-{:.0f}]", sp.median, sp.min, sp.max);
+            return fmt_spread(spread(ns[mode][order][n]), 0);
         };
         fmt::print("  {:<18} {:<40} {:>22} {:>22}\n", "hl_ln_lead", "empty, attached first", cell("forward", "hl_ln_lead"),
                    cell("reverse", "hl_ln_lead"));
@@ -178,10 +160,7 @@ int main(int argc, char** argv) {
                        cell("reverse", p.name));
         json m = {{"hits_per_s", hz.median}};
         for (const char* order : {"forward", "reverse"})
-            for (auto& [n, v] : ns[mode][order]) {
-                Spread sp = spread(v);
-                m[order][n] = {{"median", sp.median}, {"min", sp.min}, {"max", sp.max}};
-            }
+            for (auto& [n, v] : ns[mode][order]) m[order][n] = to_json(spread(v));
         out[mode] = m;
     }
     fmt::print("\nIn reverse order the counting body runs first after the lead and pays for its cold lines;\n"

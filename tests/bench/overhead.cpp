@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "hotline/cost.hpp"
 #include "hotline/scenario.hpp"
 #include "hotline/session.hpp"
@@ -35,32 +36,10 @@
 #include "trigger.skel.h"
 
 using namespace hotline;
+using namespace hotline::bench;
 using nlohmann::json;
 
 namespace {
-
-struct Spread {
-    double median = 0, min = 0, max = 0;
-    std::size_t n = 0;
-};
-
-Spread spread(std::vector<double> v) {
-    Spread s;
-    if (v.empty()) return s;
-    std::sort(v.begin(), v.end());
-    s.n = v.size();
-    s.min = v.front();
-    s.max = v.back();
-    s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-    return s;
-}
-
-json to_json(const Spread& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"n", s.n}}; }
-
-std::string fmt_spread(const Spread& s, int prec = 1) {
-    if (s.n == 0) return "-";
-    return fmt::format("{:.{}f} [{:.{}f}-{:.{}f}]", s.median, prec, s.min, prec, s.max, prec);
-}
 
 // Targets missed, collected for the closing note.
 std::vector<std::string> g_missed;
@@ -397,28 +376,22 @@ int main(int argc, char** argv) {
     double secs = 5;
     std::string json_path = "bench-overhead.json", hotline_bin = default_hotline(argv[0]);
     std::set<std::string> only;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto val = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                fmt::print(stderr, "bench_overhead: {} needs a value\n", a);
-                std::exit(2);
-            }
-            return argv[++i];
-        };
-        if (a == "--smoke") smoke = true;
-        else if (a == "--pairs") pairs = std::atoi(val().c_str());
-        else if (a == "--duration") secs = std::atof(val().c_str());
-        else if (a == "--json") json_path = val();
-        else if (a == "--hotline") hotline_bin = val();
-        else if (a == "--no-bpftrace") bpftrace = false;
-        else if (a == "--only") {
-            std::stringstream ss(val());
+    Args args("bench_overhead",
+              "bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
+              "[--hotline BIN] [--no-bpftrace] [--only cost,trigger,workload,agent]",
+              argc, argv);
+    while (args.next()) {
+        if (args.is("--smoke")) smoke = true;
+        else if (args.is("--pairs")) pairs = args.int_value();
+        else if (args.is("--duration")) secs = args.double_value();
+        else if (args.is("--json")) json_path = args.value();
+        else if (args.is("--hotline")) hotline_bin = args.value();
+        else if (args.is("--no-bpftrace")) bpftrace = false;
+        else if (args.is("--only")) {
+            std::stringstream ss(args.value());
             for (std::string s; std::getline(ss, s, ',');) only.insert(s);
         } else {
-            fmt::print(stderr, "usage: bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
-                               "[--hotline BIN] [--no-bpftrace] [--only cost,trigger,workload,agent]\n");
-            return 2;
+            return args.usage();
         }
     }
     if (smoke) {
