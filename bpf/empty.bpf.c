@@ -4,14 +4,11 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "empty.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-SEC("fentry")
-int BPF_PROG(hl_empty_fentry)
-{
-	return 0;
-}
+HL_EMPTY_PROG("fentry", hl_empty_fentry)
 
 SEC("kprobe")
 int BPF_KPROBE(hl_empty_kprobe)
@@ -19,23 +16,11 @@ int BPF_KPROBE(hl_empty_kprobe)
 	return 0;
 }
 
-SEC("tp_btf/workqueue_queue_work")
-int BPF_PROG(hl_empty_tp_queue_work)
-{
-	return 0;
-}
+HL_EMPTY_PROG("tp_btf/workqueue_queue_work", hl_empty_tp_queue_work)
 
-SEC("tp_btf/consume_skb")
-int BPF_PROG(hl_empty_tp_consume_skb)
-{
-	return 0;
-}
+HL_EMPTY_PROG("tp_btf/consume_skb", hl_empty_tp_consume_skb)
 
-SEC("tp_btf/kfree_skb")
-int BPF_PROG(hl_empty_tp_kfree_skb)
-{
-	return 0;
-}
+HL_EMPTY_PROG("tp_btf/kfree_skb", hl_empty_tp_kfree_skb)
 
 /* Warm-up twins for the skb tracepoints: attached before every measured variant,
  * they take the cache miss on skb->_skb_refdst so that whichever variant runs

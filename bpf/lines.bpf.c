@@ -5,6 +5,7 @@
  * live system the lines a program touches are mostly cold; tests/bench/cold_lines
  * prices each line by the difference between neighbouring programs. */
 #include "common.bpf.h"
+#include "empty.bpf.h"
 
 /* One 128-byte slot per CPU (no line written by two CPUs). */
 struct hl_ln_slot {
@@ -20,17 +21,9 @@ struct {
 
 const volatile __u32 hl_ln_step = 1;
 
-SEC("tp_btf/workqueue_queue_work")
-int BPF_PROG(hl_ln_lead)
-{
-	return 0;
-}
+HL_EMPTY_PROG("tp_btf/workqueue_queue_work", hl_ln_lead)
 
-SEC("tp_btf/workqueue_queue_work")
-int BPF_PROG(hl_ln_empty)
-{
-	return 0;
-}
+HL_EMPTY_PROG("tp_btf/workqueue_queue_work", hl_ln_empty)
 
 /* One read-modify-write of this CPU's line. */
 SEC("tp_btf/workqueue_queue_work")

@@ -6,6 +6,7 @@
  * bodies, which read no tracepoint argument, are attached there next to an
  * empty program.  One syscall per batch: ns per hit without syscall noise. */
 #include "common.bpf.h"
+#include "empty.bpf.h"
 
 const volatile __u32 hl_trigger_sig = 23; /* SIGURG */
 const volatile __u32 hl_trigger_loops = 100000;
@@ -25,11 +26,7 @@ int hl_trigger_driver(void *ctx)
 	return 0;
 }
 
-SEC("tp_btf/signal_generate")
-int BPF_PROG(hl_trig_empty)
-{
-	return 0;
-}
+HL_EMPTY_PROG("tp_btf/signal_generate", hl_trig_empty)
 
 /* The counting body of the proxy programs. */
 SEC("tp_btf/signal_generate")
