@@ -247,12 +247,17 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 	if (!w0 || !w1)
 		return;
 	cpu = bpf_get_smp_processor_id();
-	node = bpf_get_numa_node_id();
-	cpu_node = (cpu & 0xffff) | (node << 16);
 	hc->tracked++;
 	if (req_cpu >= 0 && req_cpu < hl_nr_cpus && req_cpu != cpu)
 		hc->remote++;
 	o = w0->obj == obj ? w0 : w1->obj == obj ? w1 : NULL;
+	/* Same CPU, so same node: the common case needs no node lookup (a helper call). */
+	if (o && (o->cpu_node & 0xffff) == (cpu & 0xffff)) {
+		hc->same_cpu++;
+		return;
+	}
+	node = bpf_get_numa_node_id();
+	cpu_node = (cpu & 0xffff) | (node << 16);
 	if (!o) {
 		/* The way whose owner changed longest ago (wrap-safe jiffies). */
 		k = !w0->obj ? k0 : !w1->obj ? k1 : (__s32)(w0->stamp - w1->stamp) <= 0 ? k0 : k1;
@@ -270,10 +275,6 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 				*ax = aux ? aux : (__u64)BPF_CORE_READ((struct work_struct *)obj, func);
 		}
 		hc->new_objects++;
-		return;
-	}
-	if (o->cpu_node == cpu_node) {
-		hc->same_cpu++;
 		return;
 	}
 	prev = o->cpu_node >> 16;
