@@ -52,7 +52,11 @@ void PtyWorkload::run(const PtyOptions opts) {
         if (write(master_, &c, 1) != 1) return fail("write", errno);
         // The byte comes out of the other side once the flush work has run.
         pollfd p{slave_, POLLIN, 0};
-        if (poll(&p, 1, 1000) != 1) return fail("no byte back within 1 s", errno ? errno : ETIMEDOUT);
+        int n;
+        do n = poll(&p, 1, 1000);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) return fail("poll", errno);
+        if (n == 0) return fail("no byte back within 1 s", ETIMEDOUT);
         if (read(slave_, &c, 1) != 1) return fail("read", errno);
         writes_.fetch_add(1, std::memory_order_relaxed);
         --left;
