@@ -134,7 +134,7 @@ int run_cost(const CostArgs& a) {
                         {"hits_per_s", r.hits_per_s(rep->seconds)}, {"variants", vs}});
     }
     if (a.json) {
-        std::cout << nlohmann::json{{"seconds", rep->seconds}, {"rows", rows}, {"notes", rep->notes},
+        std::cout << nlohmann::json{{"seconds", rep->seconds}, {"rows", rows}, {"notes", rep->notes}, {"misses", misses},
                                     {"budgets", {{"count", kCountBudget}, {"latency", kLatencyBudget},
                                                  {"handoff", kHandoffBudget}}},
                                     {"within_budget", !missed}}

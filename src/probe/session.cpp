@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <future>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <system_error>
 
@@ -660,6 +661,9 @@ public:
     }
 
     Result<Snapshot> read() const override {
+        // `serve` reads from concurrent scrape threads: the object ids and the
+        // owner-table mappings made on first read are shared state.
+        std::lock_guard<std::mutex> g(read_mu_);
         Snapshot s;
         s.t = monotonic_seconds();
         int ncpu = libbpf_num_possible_cpus();
@@ -820,6 +824,7 @@ public:
     const Kallsyms* ksyms_ = nullptr;
     std::unique_ptr<Kallsyms> ksyms_owned_;
     std::unique_ptr<LoadedObject> workq_;
+    mutable std::mutex read_mu_;  // one read() at a time
     mutable std::map<std::pair<std::string, std::uint64_t>, std::uint64_t> ids_;
     mutable std::uint64_t next_id_ = 1;
     Topology topo_;

@@ -25,6 +25,12 @@ TEST(CostHost, EveryVariantRunsNextToAnEmptyProgram) {
     EXPECT_GT(v["count"]["ratio_to_empty"].get<double>(), 0);
     EXPECT_GT(v["handoff"]["ratio_to_empty"].get<double>(), 0);
     EXPECT_TRUE(v["handoff"].contains("extra_cpu_ns_per_s"));
+    // Every variant over its budget is named in "misses", and only those.
+    std::size_t over = 0;
+    for (auto& [name, x] : v)
+        if (name != "empty" && x["ratio_to_empty"].get<double>() > x["budget"].get<double>()) ++over;
+    EXPECT_EQ(j["misses"].size(), over) << j["misses"].dump(1);
+    EXPECT_EQ(j["within_budget"], over == 0);
     EXPECT_EQ(v["count"]["program"], "hl_tp_queue_work");
     EXPECT_EQ(v["handoff"]["program"], "hl_tp_queue_work_track");
     EXPECT_EQ(j["budgets"]["handoff"], 3.0);

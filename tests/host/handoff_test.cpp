@@ -2,7 +2,14 @@
 // alternately from CPU 0 and CPU 1 is handed between them on every write.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <thread>
+#include <vector>
+
 #include "host_util.hpp"
+#include "hotline/kernel.hpp"
+#include "hotline/session.hpp"
+#include "hotline/workload.hpp"
 
 using namespace hosttest;
 
@@ -16,7 +23,7 @@ struct PtyRun {
 PtyRun run_pty(int writes, const std::string& mode) {
     PtyRun r;
     std::string f = temp_path("pty-" + mode + ".json");
-    CmdResult c = run(hotline() + " record -q -t queue_work_on --top 50 -o " + f + " -- " + PTY_PINGPONG_BIN + " " +
+    CmdResult c = run(hosttest::hotline() + " record -q -t queue_work_on --top 50 -o " + f + " -- " + PTY_PINGPONG_BIN + " " +
                       std::to_string(writes) + " " + mode);
     EXPECT_EQ(c.rc, 0) << c.err;
     r.rec = load_json(f);
@@ -57,7 +64,7 @@ TEST(HandoffHost, PinnedWriterHandsNothing) {
 
 TEST(HandoffHost, CountOnlyModeTracksNothing) {
     std::string f = temp_path("noh.json");
-    CmdResult c = run(hotline() + " record -q -t queue_work_on --no-handoffs -o " + f + " -- " + PTY_PINGPONG_BIN +
+    CmdResult c = run(hosttest::hotline() + " record -q -t queue_work_on --no-handoffs -o " + f + " -- " + PTY_PINGPONG_BIN +
                       " 200 alt");
     ASSERT_EQ(c.rc, 0) << c.err;
     auto j = load_json(f);
@@ -70,7 +77,7 @@ TEST(HandoffHost, CountOnlyModeTracksNothing) {
 
 TEST(HandoffHost, WorkqueueAttributionNamesTheWorkFunction) {
     std::string f = temp_path("wq.json");
-    CmdResult c = run(hotline() + " record -q -t queue_work_on -o " + f + " -- " + PTY_PINGPONG_BIN + " 500 alt");
+    CmdResult c = run(hosttest::hotline() + " record -q -t queue_work_on -o " + f + " -- " + PTY_PINGPONG_BIN + " 500 alt");
     ASSERT_EQ(c.rc, 0) << c.err;
     auto j = load_json(f);
     unlink(f.c_str());
@@ -91,7 +98,7 @@ TEST(HandoffHost, WorkqueueAttributionNamesTheWorkFunction) {
 }
 
 TEST(HandoffHost, LiveDstLayoutIsTheFixedOne) {
-    CmdResult c = run(hotline() + " probe --json -t dst_release");
+    CmdResult c = run(hosttest::hotline() + " probe --json -t dst_release");
     ASSERT_EQ(c.rc, 0) << c.err;
     auto j = nlohmann::json::parse(c.out);
     ASSERT_EQ(j["layouts"].size(), 1u);
@@ -101,4 +108,56 @@ TEST(HandoffHost, LiveDstLayoutIsTheFixedOne) {
     std::vector<std::string> other = l["other_lines"];
     EXPECT_NE(std::find(other.begin(), other.end(), "rt_genid"), other.end());
     EXPECT_NE(std::find(other.begin(), other.end(), "lwtstate"), other.end());
+}
+
+// `serve` reads one session from concurrent scrape threads: reads must not race
+// on the session's shared state (object ids, the owner-table mappings).
+TEST(HandoffHost, ConcurrentReadsOfOneSessionAgree) {
+    auto topo = hotline::read_topology();
+    ASSERT_TRUE(topo) << topo.error().message();
+    hotline::SessionOptions so;
+    so.targets = {"queue_work_on"};
+    so.latency = false;
+    so.workq = false;
+    auto s = hotline::Session::open(so, hotline::probe_kernel(), *topo);
+    ASSERT_TRUE(s) << s.error().message();
+    // A work item moving CPU on every write: a hot object with handoffs in every read.
+    hotline::PtyOptions po;
+    po.cpus = topo->cpus;
+    po.writes_per_cpu = 1;
+    po.pause_us = 0;
+    auto w = hotline::PtyWorkload::start(po);
+    ASSERT_TRUE(w) << w.error().message();
+    constexpr int kThreads = 8, kReads = 500;
+    std::vector<int> failed(kThreads, 0);
+    std::vector<std::map<std::uint64_t, std::string>> ids(kThreads);  // id -> work function
+    std::vector<std::thread> ts;
+    for (int i = 0; i < kThreads; ++i)
+        ts.emplace_back([&, i] {
+            for (int r = 0; r < kReads; ++r) {
+                auto snap = (*s)->read();
+                if (!snap) {
+                    ++failed[std::size_t(i)];
+                    continue;
+                }
+                for (auto& o : snap->objects) ids[std::size_t(i)][o.id] = o.detail;
+            }
+        });
+    for (auto& t : ts) t.join();
+    (*w)->stop();
+    EXPECT_EQ((*w)->error(), "");
+    std::map<std::uint64_t, std::string> all;
+    for (int i = 0; i < kThreads; ++i) {
+        EXPECT_EQ(failed[std::size_t(i)], 0) << "thread " << i;
+        for (auto& [id, fn] : ids[std::size_t(i)]) {
+            auto [it, fresh] = all.emplace(id, fn);
+            // One id never stands for two work items seen with different functions.
+            if (!fresh && !fn.empty() && !it->second.empty()) {
+                EXPECT_EQ(it->second, fn) << "id " << id;
+            }
+        }
+    }
+    bool ldisc = false;
+    for (auto& [id, fn] : all) ldisc |= fn == "flush_to_ldisc";
+    EXPECT_TRUE(ldisc) << "the pty's flush_to_ldisc work item was never among the hot objects";
 }
