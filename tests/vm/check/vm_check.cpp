@@ -590,6 +590,54 @@ void check_validate_numa_local(Checks& c, const fs::path& dir) {
 
 // The tcp-crr recording `hotline diff` compares: scenario numbers, per-interval
 // metrics and this kernel's dst_entry layout fact.
+// `hotline cost` with fentry and with kprobe forced: one row per target on its
+// own attach point, every variant attached next to the empty program, and all
+// of them counting the same calls (their statistics are read over one window).
+void check_cost(Checks& c, const fs::path& dir) {
+    GuestResult r = load_result(dir, "cost");
+    if (!reported(c, r)) return;
+    for (std::string mech : {"fentry", "kprobe"}) {
+        auto doc = load_json(c, r, "cost-" + mech + ".json");
+        if (!doc) continue;
+        const json* rows = at(*doc, {"rows"});
+        for (auto& t : kPresentTargets) {
+            const json* row = nullptr;
+            if (rows && rows->is_array())
+                for (auto& x : *rows)
+                    if (x.value("target", "") == t) row = &x;
+            if (!row) {
+                c.fail(fmt::format("{}: {} has a cost row (seen: missing)", mech, t));
+                continue;
+            }
+            c.expect(row->value("attach", "") == mech + "/" + t && row->value("mechanism", "") == mech,
+                     fmt::format("{}: {} is priced on {}/{}", mech, t, mech, t),
+                     fmt::format("attach {}, mechanism {}", show(at(*row, {"attach"})), show(at(*row, {"mechanism"}))));
+            std::map<std::string, const json*> v;
+            if (const json* vs = at(*row, {"variants"}); vs && vs->is_array())
+                for (auto& x : *vs) v[x.value("variant", "")] = &x;
+            std::string seen;
+            for (auto& [n, x] : v)
+                seen += fmt::format("{}{} {} runs {:.0f} ns", seen.empty() ? "" : "; ", n,
+                                    x->value("run_cnt", std::uint64_t(0)), x->value("ns_per_run", 0.0));
+            bool all = v.count("empty") && v.count("count") && v.count("latency") && v.count("handoff");
+            c.expect(all, fmt::format("{}: {} has the empty, count, latency and handoff variants", mech, t), seen);
+            if (!all) continue;
+            auto runs = [&](const char* n) { return double(v[n]->value("run_cnt", std::uint64_t(0))); };
+            double e = runs("empty");
+            c.expect(e >= 20, fmt::format("{}: {}'s empty program ran at least 20 times", mech, t), seen);
+            for (const char* n : {"count", "latency", "handoff"}) {
+                double d = std::abs(runs(n) - e);
+                c.expect(d <= 0.02 * e + 50,
+                         fmt::format("{}: {} {} saw the calls the empty program saw (within 2% + 50)", mech, t, n), seen);
+            }
+            std::string exit_prog = mech == "fentry" ? "+hl_fexit" : "+hl_kretprobe";
+            std::string lp = v["latency"]->value("program", "");
+            c.expect(lp.find(exit_prog) != std::string::npos,
+                     fmt::format("{}: {} latency is priced entry{}", mech, t, exit_prog), lp);
+        }
+    }
+}
+
 void check_record_tcp_crr(Checks& c, const fs::path& dir) {
     GuestResult r = load_result(dir, "record-tcp-crr");
     if (!reported(c, r)) return;
@@ -743,6 +791,7 @@ const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChec
     {"record-fentry", [](Checks& c, const fs::path& d) { check_record(c, d, "fentry"); }},
     {"record-kprobe", [](Checks& c, const fs::path& d) { check_record(c, d, "kprobe"); }},
     {"fentry-vs-kprobe", check_agreement},
+    {"cost", check_cost},
     {"dst-layout", check_dst_layout},
 };
 
