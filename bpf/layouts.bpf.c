@@ -53,29 +53,30 @@ int BPF_PROG(hl_lay_insns, struct sk_buff *skb)
 	return 0;
 }
 
-/* What ships: a fixed slot of a per-CPU array (this object's own `hits`). */
+/* The proxy's body on a fixed slot of a per-CPU array (this object's own `hits`). */
+static __always_inline void hl_lay_count_percpu(struct sk_buff *skb, __u32 slot)
+{
+	struct hl_hits *h = hl_hits_get();
+
+	if (h) {
+		h->t[slot].events++;
+		h->t[slot].calls += hl_lay_refcounted(skb);
+	}
+}
+
+/* What ships. */
 SEC("tp_btf/consume_skb")
 int BPF_PROG(hl_lay_percpu, struct sk_buff *skb)
 {
-	struct hl_hits *h = hl_hits_get();
-
-	if (h) {
-		h->t[HL_SLOT_SKB_FREE].events++;
-		h->t[HL_SLOT_SKB_FREE].calls += hl_lay_refcounted(skb);
-	}
+	hl_lay_count_percpu(skb, HL_SLOT_SKB_FREE);
 	return 0;
 }
 
-/* The same line once more, right after: the price when it is warm. */
+/* The same line once more (the next slot), right after: the price when it is warm. */
 SEC("tp_btf/consume_skb")
 int BPF_PROG(hl_lay_percpu_again, struct sk_buff *skb)
 {
-	struct hl_hits *h = hl_hits_get();
-
-	if (h) {
-		h->t[HL_SLOT_QUEUE_WORK].events++;
-		h->t[HL_SLOT_QUEUE_WORK].calls += hl_lay_refcounted(skb);
-	}
+	hl_lay_count_percpu(skb, HL_SLOT_QUEUE_WORK);
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "lead_bench.hpp"
 #include "lines.skel.h"
 #include "probe/skeleton.hpp"
 
@@ -42,13 +43,8 @@ void drive(std::atomic<bool>& stop, bool sparse, std::uint64_t& writes) {
     close(fd);
 }
 
-struct Prog {
-    const char* name;
-    const char* what;
-};
-
 // In forward order each program adds one thing to its predecessor.
-const Prog kForward[] = {
+const std::vector<Prog> kForward = {
     {"hl_ln_empty", "empty program"},
     {"hl_ln_line", "+ one RMW of this CPU's line (cold)"},
     {"hl_ln_line_again", "+ the same line again (warm)"},
@@ -59,30 +55,10 @@ const Prog kForward[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int rounds = 5;
-    double secs = 3;
-    bool smoke = false;
-    std::string json_path;
-    Args args("bench_cold_lines", "bench_cold_lines [--smoke] [--rounds N] [--duration S] [--json FILE]", argc, argv);
-    while (args.next()) {
-        if (args.is("--smoke")) smoke = true;
-        else if (args.is("--rounds")) rounds = args.int_value();
-        else if (args.is("--duration")) secs = args.double_value();
-        else if (args.is("--json")) json_path = args.value();
-        else return args.usage();
-    }
-    if (smoke) {
-        rounds = 1;
-        secs = 0.5;
-    }
-    if (rounds < 1 || secs <= 0) {
-        fmt::print(stderr, "bench_cold_lines: --rounds and --duration must be positive\n");
-        return 2;
-    }
-    if (geteuid() != 0) {
-        fmt::print("bench_cold_lines: needs root (BPF, vm.stat_refresh); skipped\n");
-        return smoke ? 0 : 1;
-    }
+    RoundsOptions opt;
+    if (int rc = parse_rounds("bench_cold_lines", "BPF, vm.stat_refresh", argc, argv, opt); rc >= 0) return rc;
+    const int rounds = opt.rounds;
+    const double secs = opt.secs;
     hotline::install_libbpf_logger();
     int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
     if (stats_fd < 0) {
@@ -102,21 +78,10 @@ int main(int argc, char** argv) {
                     fmt::print(stderr, "bench_cold_lines: load: {}\n{}\n", std::strerror(errno), cap.tail(8));
                     return 1;
                 }
-                std::vector<const char*> seq = {"hl_ln_lead"};
-                std::vector<const char*> body;
-                for (auto& p : kForward) body.push_back(p.name);
-                if (std::string(order) == "reverse") std::reverse(body.begin(), body.end());
-                seq.insert(seq.end(), body.begin(), body.end());
-                std::vector<bpf_link*> links;
-                for (auto* n : seq) {
-                    bpf_program* p = bpf_object__find_program_by_name(s->obj, n);
-                    bpf_link* l = p ? bpf_program__attach(p) : nullptr;
-                    if (!l) {
-                        fmt::print(stderr, "bench_cold_lines: attach {}: {}\n", n, std::strerror(errno));
-                        return 1;
-                    }
-                    links.push_back(l);
-                }
+                auto seq = lead_then("hl_ln_lead", kForward, std::string(order) == "reverse");
+                auto attached = attach_in_order(s->obj, seq, "bench_cold_lines");
+                if (!attached) return 1;
+                std::vector<bpf_link*>& links = *attached;
                 std::atomic<bool> stop{false};
                 std::uint64_t writes = 0;
                 auto t0 = std::chrono::steady_clock::now();
@@ -127,12 +92,11 @@ int main(int argc, char** argv) {
                 double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 std::uint64_t runs = 0;
                 for (auto* n : seq) {
-                    bpf_program* p = bpf_object__find_program_by_name(s->obj, n);
-                    bpf_prog_info info{};
-                    std::uint32_t len = sizeof info;
-                    if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) || !info.run_cnt) continue;
-                    ns[mode][order][n].push_back(double(info.run_time_ns) / double(info.run_cnt));
-                    runs = info.run_cnt;
+                    double per = 0;
+                    if (std::uint64_t c = run_stats(s->obj, n, &per)) {
+                        ns[mode][order][n].push_back(per);
+                        runs = c;
+                    }
                 }
                 rate[mode].push_back(el > 0 ? double(runs) / el : 0);
                 for (auto* l : links) bpf_link__destroy(l);
@@ -165,8 +129,8 @@ int main(int argc, char** argv) {
     }
     fmt::print("\nIn reverse order the counting body runs first after the lead and pays for its cold lines;\n"
                "programs that follow on lines already touched cost about as much as the empty one.\n");
-    if (!json_path.empty()) {
-        std::ofstream f(json_path);
+    if (!opt.json_path.empty()) {
+        std::ofstream f(opt.json_path);
         f << out.dump(2) << "\n";
     }
     return 0;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "lead_bench.hpp"
 #include "hotline/kernel.hpp"
 #include "hotline/workload.hpp"
 #include "layouts.skel.h"
@@ -31,12 +32,7 @@ using nlohmann::json;
 
 namespace {
 
-struct Prog {
-    const char* name;
-    const char* what;
-};
-
-const Prog kPrograms[] = {
+const std::vector<Prog> kPrograms = {
     {"hl_lay_empty", "empty program"},
     {"hl_lay_insns", "the refcounted-dst test, no memory"},
     {"hl_lay_percpu", "per-CPU array slot (what ships)"},
@@ -48,31 +44,10 @@ const Prog kPrograms[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int rounds = 5;
-    double secs = 3;
-    bool smoke = false;
-    std::string json_path;
-    Args args("bench_counter_layouts", "bench_counter_layouts [--smoke] [--rounds N] [--duration S] [--json FILE]",
-              argc, argv);
-    while (args.next()) {
-        if (args.is("--smoke")) smoke = true;
-        else if (args.is("--rounds")) rounds = args.int_value();
-        else if (args.is("--duration")) secs = args.double_value();
-        else if (args.is("--json")) json_path = args.value();
-        else return args.usage();
-    }
-    if (smoke) {
-        rounds = 1;
-        secs = 0.5;
-    }
-    if (rounds < 1 || secs <= 0) {
-        fmt::print(stderr, "bench_counter_layouts: --rounds and --duration must be positive\n");
-        return 2;
-    }
-    if (geteuid() != 0) {
-        fmt::print("bench_counter_layouts: needs root (BPF); skipped\n");
-        return smoke ? 0 : 1;
-    }
+    RoundsOptions opt;
+    if (int rc = parse_rounds("bench_counter_layouts", "BPF", argc, argv, opt); rc >= 0) return rc;
+    const int rounds = opt.rounds;
+    const double secs = opt.secs;
     auto topo = hotline::read_topology();
     if (!topo) {
         fmt::print(stderr, "bench_counter_layouts: {}\n", topo.error().message());
@@ -96,21 +71,10 @@ int main(int argc, char** argv) {
                 fmt::print(stderr, "bench_counter_layouts: load: {}\n{}\n", std::strerror(errno), cap.tail(8));
                 return 1;
             }
-            std::vector<const char*> body;
-            for (auto& p : kPrograms) body.push_back(p.name);
-            if (std::string(order) == "reverse") std::reverse(body.begin(), body.end());
-            std::vector<const char*> seq = {"hl_lay_lead"};
-            seq.insert(seq.end(), body.begin(), body.end());
-            std::vector<bpf_link*> links;
-            for (auto* n : seq) {
-                bpf_program* p = bpf_object__find_program_by_name(s->obj, n);
-                bpf_link* l = p ? bpf_program__attach(p) : nullptr;
-                if (!l) {
-                    fmt::print(stderr, "bench_counter_layouts: attach {}: {}\n", n, std::strerror(errno));
-                    return 1;
-                }
-                links.push_back(l);
-            }
+            auto seq = lead_then("hl_lay_lead", kPrograms, std::string(order) == "reverse");
+            auto attached = attach_in_order(s->obj, seq, "bench_counter_layouts");
+            if (!attached) return 1;
+            std::vector<bpf_link*>& links = *attached;
             hotline::ChurnOptions co;
             co.cpus = topo->cpus;
             auto t0 = std::chrono::steady_clock::now();
@@ -125,13 +89,12 @@ int main(int argc, char** argv) {
             std::map<std::string, double> per;
             std::uint64_t runs = 0;
             for (auto* n : seq) {
-                bpf_program* p = bpf_object__find_program_by_name(s->obj, n);
-                bpf_prog_info info{};
-                std::uint32_t len = sizeof info;
-                if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) || !info.run_cnt) continue;
-                per[n] = double(info.run_time_ns) / double(info.run_cnt);
-                ns[order][n].push_back(per[n]);
-                runs = info.run_cnt;
+                double x = 0;
+                if (std::uint64_t c = run_stats(s->obj, n, &x)) {
+                    per[n] = x;
+                    ns[order][n].push_back(x);
+                    runs = c;
+                }
             }
             if (per.count("hl_lay_empty") && per["hl_lay_empty"] > 0)
                 for (auto& [n, v] : per) ratio[order][n].push_back(v / per["hl_lay_empty"]);
@@ -158,8 +121,8 @@ int main(int argc, char** argv) {
     }
     fmt::print("\nThe counting budget is 1.2x the empty program. The first counter after the lead pays for\n"
                "its cold line; a line just touched by the program before costs least.\n");
-    if (!json_path.empty()) {
-        std::ofstream f(json_path);
+    if (!opt.json_path.empty()) {
+        std::ofstream f(opt.json_path);
         f << out.dump(2) << "\n";
     }
     return 0;
