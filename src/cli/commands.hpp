@@ -4,17 +4,19 @@
 #include <string>
 #include <vector>
 
+#include "hotline/exit_codes.hpp"
+
 namespace CLI {
 class App;
 }
 
 namespace hotline::cli {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitNothingObservable = 3;
-inline constexpr int kExitBudget = 4;  // `cost --strict`: a program is over its budget
+using hotline::kExitBudget;
+using hotline::kExitError;
+using hotline::kExitNothingObservable;
+using hotline::kExitOk;
+using hotline::kExitUsage;
 
 struct ProbeArgs {
     bool json = false;
@@ -74,13 +76,6 @@ struct CostArgs {
     std::vector<std::string> command;
 };
 
-struct ServeArgs {
-    std::string config;
-    std::string listen;
-    bool check_config = false;
-    bool strict = false;
-};
-
 // `hotline fixes list|show|apply` and `hotline restore` (src/cli/fixes.cpp).
 struct FixesCli {
     CLI::App* fixes = nullptr;
@@ -126,7 +121,6 @@ int run_cost(const CostArgs& a);
 int run_record(const RecordArgs& a);
 int run_scenario_list(bool json);
 int run_scenario_run(const ScenarioArgs& a);
-int run_serve(const ServeArgs& a);  // src/daemon/serve.cpp
 
 }  // namespace hotline::cli
 

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <thread>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "hotline/cost.hpp"
 #include "hotline/output.hpp"
 #include "hotline/util.hpp"

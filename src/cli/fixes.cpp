@@ -7,10 +7,11 @@
 
 #include <iostream>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "hotline/fix.hpp"
 #include "hotline/journal.hpp"
 #include "hotline/util.hpp"
+#include "hotline/fix_output.hpp"
 
 namespace hotline::cli {
 

@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
+#include "hotline/serve.hpp"
 
 int main(int argc, char** argv) {
     CLI::App app{"hotline: find kernel cache-line contention and prove a fix removes it"};
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
     sr->add_flag("--json", scen.json, "Print JSON");
     sr->add_option("-o,--output", scen.output, "Also write the JSON result to FILE");
     sr->add_option("command", scen.command, "Command to run in the client namespace (after --)");
-    hotline::cli::ServeArgs serve;
+    hotline::daemon::ServeArgs serve;
     auto* sv = app.add_subcommand("serve", "Keep the targets attached and export their counters to Prometheus");
     sv->add_option("-c,--config", serve.config, "TOML configuration file (default: every built-in target)");
     sv->add_option("-l,--listen", serve.listen, "ADDRESS:PORT to serve on (default 127.0.0.1:9464)");
@@ -91,7 +92,7 @@ int main(int argc, char** argv) {
     if (*c) return hotline::cli::run_cost(cost);
     if (*sl) return hotline::cli::run_scenario_list(scen_list_json);
     if (*sr) return hotline::cli::run_scenario_run(scen);
-    if (*sv) return hotline::cli::run_serve(serve);
+    if (*sv) return hotline::daemon::run_serve(serve);
     if (fixes.selected()) return hotline::cli::run_fixes(fixes);
     if (validate.selected()) return hotline::cli::run_validate_cli(validate);
     return hotline::cli::kExitUsage;

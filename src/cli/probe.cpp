@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "hotline/output.hpp"
 #include "hotline/session.hpp"
 

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "hotline/output.hpp"
 #include "hotline/scenario.hpp"
 #include "hotline/session.hpp"

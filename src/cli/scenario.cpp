@@ -6,7 +6,7 @@
 
 #include <iostream>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "hotline/kernel.hpp"
 #include "hotline/scenario.hpp"
 #include "hotline/util.hpp"

@@ -7,9 +7,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/commands.hpp"
+#include "commands.hpp"
 #include "hotline/util.hpp"
 #include "hotline/validator.hpp"
+#include "hotline/verdict_output.hpp"
 
 namespace hotline::cli {
 

@@ -1,7 +1,7 @@
 // Connection handling under hard limits: a bounded worker pool that answers 503
 // when full, a byte budget and deadline per request, nonblocking I/O with
 // MSG_NOSIGNAL, TLS via OpenSSL, and a lingering close so refusals are read.
-#include "daemon/http_server.hpp"
+#include "http_server.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "hotline/serve_config.hpp"
+#include "serve_config.hpp"
 
 namespace hotline::daemon {
 

@@ -18,14 +18,15 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/commands.hpp"
-#include "daemon/http_server.hpp"
+#include "http_server.hpp"
+#include "hotline/exit_codes.hpp"
 #include "hotline/output.hpp"
 #include "hotline/prometheus.hpp"
-#include "hotline/serve_config.hpp"
+#include "hotline/serve.hpp"
 #include "hotline/session.hpp"
+#include "serve_config.hpp"
 
-namespace hotline::cli {
+namespace hotline::daemon {
 
 namespace {
 
@@ -330,4 +331,4 @@ int run_serve(const ServeArgs& a) {
     return kExitOk;
 }
 
-}  // namespace hotline::cli
+}  // namespace hotline::daemon

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "empty.skel.h"
-#include "probe/skeleton.hpp"
+#include "hotline/bpf_skeleton.hpp"
 
 namespace hotline {
 

@@ -6,18 +6,6 @@
 
 namespace hotline {
 
-bool Plan::any_observable() const {
-    for (auto& t : targets)
-        if (t.observable()) return true;
-    return false;
-}
-
-const TargetPlan* Plan::find(std::string_view target) const {
-    for (auto& t : targets)
-        if (t.target == target) return &t;
-    return nullptr;
-}
-
 namespace {
 
 // A target's function facts; the kallsyms half is asked for on first use.

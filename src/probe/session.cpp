@@ -1,6 +1,7 @@
 // The live session: real attach attempts for the planner, ownership of every
 // loaded object, and reading per-CPU counters and program run statistics.
 #include "hotline/session.hpp"
+#include "hotline/btf_layout.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -25,7 +26,7 @@
 #include "empty.skel.h"
 #include "fentry.skel.h"
 #include "kprobe.skel.h"
-#include "probe/skeleton.hpp"
+#include "hotline/bpf_skeleton.hpp"
 #include "proxy.skel.h"
 #include "sample.skel.h"
 #include "workq.skel.h"

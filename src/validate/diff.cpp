@@ -2,6 +2,7 @@
 // recorded interval plus the exact layout facts each recording stored.
 #include <fmt/format.h>
 
+#include "hotline/fix_output.hpp"
 #include "hotline/validator.hpp"
 
 namespace hotline {

@@ -12,6 +12,7 @@
 #include "hotline/session.hpp"
 #include "hotline/util.hpp"
 #include "hotline/validator.hpp"
+#include "hotline/fix_output.hpp"
 
 namespace hotline {
 

@@ -8,16 +8,11 @@
 #include <sstream>
 
 #include "hotline/scenario.hpp"
+#include "hotline/util.hpp"
 
 namespace hotline {
 
 namespace {
-
-std::string trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-    return std::string(s);
-}
 
 // Multiplier from a qperf unit to the base unit of its kind: ns for time,
 // bytes for sizes, bits/sec for bandwidth, 1/sec for rates, percent for CPU.
@@ -47,7 +42,7 @@ Result<std::vector<QperfBlock>> parse_qperf_output(std::string_view text) {
     int lineno = 0;
     while (std::getline(in, line)) {
         ++lineno;
-        std::string t = trim(line);
+        std::string t(trim(line));
         if (t.empty()) continue;
         bool indented = std::isspace(static_cast<unsigned char>(line[0]));
         if (!indented && t.back() == ':' && t.find(' ') == std::string::npos) {
@@ -61,8 +56,8 @@ Result<std::vector<QperfBlock>> parse_qperf_output(std::string_view text) {
                                  "check that the qperf server is reachable in the server namespace");
             return e;
         }
-        std::string key = trim(std::string_view(t).substr(0, eq));
-        std::string rest = trim(std::string_view(t).substr(eq + 1));
+        std::string key(trim(std::string_view(t).substr(0, eq)));
+        std::string rest(trim(std::string_view(t).substr(eq + 1)));
         // "4 KiB (4,096)": the parenthesised figure is exact, in base units.
         double value = 0;
         std::string unit;
@@ -85,7 +80,7 @@ Result<std::vector<QperfBlock>> parse_qperf_output(std::string_view text) {
         value = std::strtod(num.c_str(), &end);
         if (end == num.c_str())
             return make_error(fmt::format("qperf output line {}: no number in \"{}\"", lineno, t), EINVAL);
-        unit = trim(end);
+        unit = std::string(trim(end));
         auto scale = unit_scale(unit);
         if (!scale)
             return make_error(fmt::format("qperf output line {}: unknown unit \"{}\"", lineno, unit), EINVAL,

@@ -25,7 +25,7 @@
 #include "bench_util.hpp"
 #include "lead_bench.hpp"
 #include "lines.skel.h"
-#include "probe/skeleton.hpp"
+#include "hotline/bpf_skeleton.hpp"
 
 using namespace hotline::bench;
 using nlohmann::json;

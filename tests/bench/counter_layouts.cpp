@@ -25,7 +25,7 @@
 #include "hotline/kernel.hpp"
 #include "hotline/workload.hpp"
 #include "layouts.skel.h"
-#include "probe/skeleton.hpp"
+#include "hotline/bpf_skeleton.hpp"
 
 using namespace hotline::bench;
 using nlohmann::json;

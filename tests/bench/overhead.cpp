@@ -32,7 +32,7 @@
 #include "hotline/scenario.hpp"
 #include "hotline/session.hpp"
 #include "hotline/workload.hpp"
-#include "probe/skeleton.hpp"
+#include "hotline/bpf_skeleton.hpp"
 #include "trigger.skel.h"
 
 using namespace hotline;

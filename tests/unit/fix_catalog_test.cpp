@@ -6,6 +6,8 @@
 
 #include "fix_test_util.hpp"
 #include "hotline/fix.hpp"
+#include "hotline/validate.hpp"
+#include "hotline/fix_output.hpp"
 
 using namespace hotline;
 using hotline::test::FakeFacts;

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "hotline/layout.hpp"
+#include "hotline/btf_layout.hpp"
 
 using namespace hotline;
 

@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "hotline/prometheus.hpp"
-#include "hotline/serve_config.hpp"
+#include "serve_config.hpp"
 
 using namespace hotline;
 

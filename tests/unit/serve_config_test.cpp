@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "hotline/serve_config.hpp"
+#include "serve_config.hpp"
 
 using namespace hotline;
 

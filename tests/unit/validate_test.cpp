@@ -6,6 +6,8 @@
 
 #include "hotline/stats.hpp"
 #include "hotline/validate.hpp"
+#include "hotline/btf_layout.hpp"
+#include "hotline/verdict_output.hpp"
 
 using namespace hotline;
 

@@ -1,0 +1,106 @@
+// A fix's verdict: its criteria, the trials measured for it and the result per
+// criterion.  Pure data shared by the validator, the fix catalog and renderers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hotline/exit_codes.hpp"
+#include "hotline/stats.hpp"
+
+namespace hotline {
+
+enum class CriterionKind {
+    kExpect,     // the fix must move this metric by at least `change`
+    kGuardrail,  // the fix must not make this metric worse by more than `change`
+    kReport,     // measured and shown beside the verdict, never decides it
+};
+enum class Better { kLower, kHigher };
+
+struct Criterion {
+    CriterionKind kind = CriterionKind::kExpect;
+    // Metric names in order of preference: the first one measured in every
+    // trial of both arms is used (e.g. exact calls, then a sampled share).
+    std::vector<std::string> metrics;
+    Better better = Better::kLower;
+    double change = 0;   // relative: 0.5 = 50%
+    bool exact = false;  // deterministic (e.g. a BTF layout fact): one trial per arm decides
+    std::string note;    // why this criterion, shown in reports
+    std::string source;  // where it was defined, "builtin:41" or "dir/x.toml:12"
+
+    // The ratio (candidate / baseline) that separates good from bad.
+    double threshold() const;
+    // "handoff.dst_release.cross_node_per_op down >= 50%"
+    std::string describe() const;
+    bool required() const { return kind != CriterionKind::kReport; }
+};
+
+std::string_view to_string(CriterionKind k);
+std::string_view to_string(Better b);
+
+enum class Verdict { kPass, kFail, kInconclusive, kNotApplicable, kInfo };
+std::string_view to_string(Verdict v);  // PASS, FAIL, INCONCLUSIVE, NOT-APPLICABLE, INFO
+
+// CLI exit status for an overall verdict: 0 pass, 1 fail, 2 inconclusive,
+// 3 not applicable.  kExitValidateError (4) is for errors that prevent a verdict.
+int exit_code(Verdict overall);
+
+enum class Arm { kBaseline, kCandidate };
+std::string_view to_string(Arm a);
+
+// One trial's measured values, keyed by metric name (see docs/validate-design.md).
+using TrialMetrics = std::map<std::string, double>;
+
+struct Trial {
+    Arm arm = Arm::kBaseline;
+    TrialMetrics metrics;
+    std::string note;  // e.g. the recording file of this trial
+};
+
+struct ValidateOptions {
+    int min_each = 5;   // trials per arm before any stop
+    int max_each = 20;  // per arm; the run stops here whatever the noise
+    double confidence = 0.95;
+    int bootstrap_iterations = 4000;
+    std::uint64_t seed = 1;
+    bool stop_on_fail = true;  // a required criterion confidently failed ends the run early
+};
+
+struct CriterionResult {
+    Criterion criterion;
+    std::string metric;  // the alternative actually used; empty when none was measured
+    Verdict verdict = Verdict::kInconclusive;
+    std::string reason;
+    std::size_t n_baseline = 0;
+    std::size_t n_candidate = 0;
+    double median_baseline = 0;
+    double median_candidate = 0;
+    std::optional<RatioCi> ratio;  // set once both arms have values
+    std::optional<MannWhitney> mann_whitney;
+    std::optional<double> hl_ratio;
+};
+
+struct VerdictReport {
+    std::string fix;
+    std::string scenario;      // or the two recordings' names for a diff
+    std::string mode = "trials";  // "trials" (ABAB on one kernel) or "diff" (two recordings)
+    Verdict overall = Verdict::kInconclusive;
+    std::string reason;           // one line on why the overall verdict is what it is
+    std::vector<CriterionResult> criteria;
+    int baseline_trials = 0;
+    int candidate_trials = 0;
+    ValidateOptions options;
+    std::vector<Trial> trials;       // in the order they ran
+    std::vector<std::string> notes;  // applied changes, restore outcome, ...
+    nlohmann::json context = nlohmann::json::object();  // kernel, scenario parameters, ...
+};
+
+inline constexpr const char* kVerdictSchema = "hotline.verdict";
+inline constexpr int kVerdictVersion = 1;
+
+}  // namespace hotline

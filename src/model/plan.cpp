@@ -1,0 +1,17 @@
+#include "hotline/plan.hpp"
+
+namespace hotline {
+
+bool Plan::any_observable() const {
+    for (auto& t : targets)
+        if (t.observable()) return true;
+    return false;
+}
+
+const TargetPlan* Plan::find(std::string_view target) const {
+    for (auto& t : targets)
+        if (t.target == target) return &t;
+    return nullptr;
+}
+
+}  // namespace hotline

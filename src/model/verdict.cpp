@@ -1,0 +1,70 @@
+#include "hotline/verdict.hpp"
+
+#include <fmt/format.h>
+
+namespace hotline {
+
+double Criterion::threshold() const {
+    switch (kind) {
+    case CriterionKind::kExpect: return better == Better::kLower ? 1 - change : 1 + change;
+    case CriterionKind::kGuardrail: return better == Better::kLower ? 1 + change : 1 - change;
+    case CriterionKind::kReport: return 1;
+    }
+    return 1;
+}
+
+static std::string pct(double f) {
+    double p = f * 100;
+    if (std::fabs(p - std::round(p)) < 1e-9) return fmt::format("{:.0f}%", p);
+    return fmt::format("{:.1f}%", p);
+}
+
+std::string Criterion::describe() const {
+    std::string m = metrics.empty() ? "?" : metrics.front();
+    for (std::size_t i = 1; i < metrics.size(); ++i) m += " (or " + metrics[i] + ")";
+    switch (kind) {
+    case CriterionKind::kExpect:
+        return fmt::format("{} {} >= {}", m, better == Better::kLower ? "down" : "up", pct(change));
+    case CriterionKind::kGuardrail:
+        return fmt::format("{} not {} by more than {}", m, better == Better::kLower ? "up" : "down", pct(change));
+    case CriterionKind::kReport: return m + " (reported)";
+    }
+    return m;
+}
+
+std::string_view to_string(CriterionKind k) {
+    switch (k) {
+    case CriterionKind::kExpect: return "expect";
+    case CriterionKind::kGuardrail: return "guardrail";
+    case CriterionKind::kReport: return "report";
+    }
+    return "?";
+}
+
+std::string_view to_string(Better b) { return b == Better::kLower ? "lower" : "higher"; }
+
+std::string_view to_string(Verdict v) {
+    switch (v) {
+    case Verdict::kPass: return "PASS";
+    case Verdict::kFail: return "FAIL";
+    case Verdict::kInconclusive: return "INCONCLUSIVE";
+    case Verdict::kNotApplicable: return "NOT-APPLICABLE";
+    case Verdict::kInfo: return "INFO";
+    }
+    return "?";
+}
+
+std::string_view to_string(Arm a) { return a == Arm::kBaseline ? "baseline" : "fix"; }
+
+int exit_code(Verdict v) {
+    switch (v) {
+    case Verdict::kPass: return 0;
+    case Verdict::kFail: return 1;
+    case Verdict::kInconclusive: return 2;
+    case Verdict::kNotApplicable: return 3;
+    case Verdict::kInfo: return 0;
+    }
+    return kExitValidateError;
+}
+
+}  // namespace hotline

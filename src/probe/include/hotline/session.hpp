@@ -1,0 +1,65 @@
+// A tracing session: plans the targets, owns every loaded program and link, and
+// reads their counters.  Destroying it detaches everything (links are fd-owned).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hotline/targets.hpp"
+#include "hotline/kernel.hpp"
+#include "hotline/layout.hpp"
+#include "hotline/metrics.hpp"
+#include "hotline/planner.hpp"
+#include "hotline/result.hpp"
+
+namespace hotline {
+
+struct SessionOptions {
+    std::vector<std::string> targets;  // empty: every built-in target
+    std::optional<Mechanism> forced;
+    bool latency = true;
+    int sample_freq = 999;  // Hz per CPU for the sampling mechanism
+    std::vector<std::string> funcs;  // custom targets: NAME or NAME:argN
+    bool handoffs = true;            // track object handoffs where the target has an object
+    int handoff_sample = 1;          // track 1 of N objects (by address hash)
+    std::uint32_t owner_capacity = 16384;  // LRU owner map entries per target
+    bool workq = true;               // queue_work_on attribution programs
+};
+
+// What a session found out besides counters.
+struct SessionInfo {
+    std::vector<LineLayout> layouts;    // per object type watched
+    std::vector<std::string> notes;     // e.g. layout lookups that failed
+    std::string random_mix;             // the mix_interrupt_randomness finding
+    std::string workq;                  // attribution programs: "attached" or why not
+};
+
+class Session {
+public:
+    static Result<std::unique_ptr<Session>> open(const SessionOptions& opts,
+                                                 const KernelInfo& kernel,
+                                                 const Topology& topo);
+    virtual ~Session() = default;
+    virtual const Plan& plan() const = 0;
+    virtual Result<Snapshot> read() const = 0;
+    virtual const SessionInfo& info() const = 0;
+    // The session's /proc/kallsyms table (null when unreadable), for reports made
+    // after the run: loading it again costs tens of milliseconds and its size in RSS.
+    virtual const Kallsyms* kallsyms() const { return nullptr; }
+};
+
+// Checks that the process may load BPF and open perf events; names what is missing.
+Status check_privileges(const KernelInfo& k);
+
+// Resolves target names plus --func specs; an unknown name lists the valid ones.
+Result<std::vector<TargetDef>> resolve_targets(const std::vector<std::string>& names,
+                                               const std::vector<std::string>& funcs = {});
+
+// What this kernel does with mix_interrupt_randomness (the second regression's path).
+std::string random_mix_finding(const KernelBtf* btf, const Kallsyms* ksyms);
+
+double monotonic_seconds();
+
+}  // namespace hotline

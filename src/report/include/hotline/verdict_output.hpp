@@ -1,0 +1,17 @@
+// Verdict renderers: text, JSON (schema hotline.verdict) and JUnit, to injected
+// streams so they are tested without root.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "hotline/verdict.hpp"
+
+namespace hotline {
+
+void render_verdict_text(std::ostream& os, const VerdictReport& r);
+nlohmann::json verdict_to_json(const VerdictReport& r);
+void render_verdict_json(std::ostream& os, const VerdictReport& r);
+void render_junit(std::ostream& os, const VerdictReport& r);
+
+}  // namespace hotline
