@@ -1,0 +1,723 @@
+// Golden outputs: every renderer run on fixed, hand-built inputs and compared
+// byte for byte with a file under tests/fixtures/golden/.  They pin what the
+// recording JSON, the text reports, the verdicts (text, JSON, JUnit), the diff
+// verdict, /metrics and the fix catalog look like, so a refactoring can prove
+// that it changed nothing.
+//
+// An intended change of an output: regenerate with
+//     HOTLINE_UPDATE_GOLDEN=1 build/tests/unit_tests --gtest_filter='Golden*'
+// (each rewritten file still fails its test, so an update never passes
+// silently), review `git diff tests/fixtures/golden`, and run again.
+//
+// No kernel, no clock, no randomness but the validator's fixed seeds.  The only
+// value replaced after rendering is the recording's tool.version (the project
+// version, which changes with every release).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hotline/fix.hpp"
+#include "hotline/output.hpp"
+#include "hotline/prometheus.hpp"
+#include "hotline/validate.hpp"
+#include "hotline/validator.hpp"
+
+using namespace hotline;
+
+namespace {
+
+// ============================================================ golden files
+
+std::string golden_path(const std::string& name) { return std::string(HOTLINE_FIXTURES) + "/golden/" + name; }
+
+bool update_requested() {
+    const char* v = std::getenv("HOTLINE_UPDATE_GOLDEN");
+    return v && std::string(v) == "1";
+}
+
+std::optional<std::string> slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Lines without their '\n'; a final newline yields a last empty line, so a
+// missing or extra trailing newline is a difference too.
+std::vector<std::string> split_lines(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+        std::size_t nl = s.find('\n', start);
+        out.push_back(s.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+        if (nl == std::string::npos) return out;
+        start = nl + 1;
+    }
+}
+
+// Control characters spelled out, so a stray '\r' or tab shows in the message.
+std::string visible(const std::string& s) {
+    std::string o = "\"";
+    for (char ch : s) {
+        unsigned char c = static_cast<unsigned char>(ch);
+        if (ch == '\\') o += "\\\\";
+        else if (ch == '\t') o += "\\t";
+        else if (ch == '\r') o += "\\r";
+        else if (c < 0x20 || c == 0x7f) o += "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
+        else o += ch;
+    }
+    return o + "\"";
+}
+
+std::string first_difference(const std::string& expected, const std::string& actual) {
+    auto e = split_lines(expected), a = split_lines(actual);
+    std::size_t n = std::max(e.size(), a.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        std::string el = i < e.size() ? visible(e[i]) : "<end of file>";
+        std::string al = i < a.size() ? visible(a[i]) : "<end of output>";
+        if (i < e.size() && i < a.size() && e[i] == a[i]) continue;
+        return "first difference at line " + std::to_string(i + 1) + "\n  golden: " + el + "\n  actual: " + al;
+    }
+    return "the contents differ but no line does";  // not reachable: equal lines mean equal text
+}
+
+// Compares `actual` with the golden file `name`, or rewrites the file (and
+// fails, saying so) when HOTLINE_UPDATE_GOLDEN=1.
+void expect_golden(const std::string& name, const std::string& actual) {
+    const std::string path = golden_path(name);
+    if (update_requested()) {
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
+        ADD_FAILURE() << "HOTLINE_UPDATE_GOLDEN=1: rewrote " << path
+                      << "; review the diff and run again without it";
+        return;
+    }
+    auto golden = slurp(path);
+    if (!golden) {
+        ADD_FAILURE() << "no golden file " << path << "; create it with HOTLINE_UPDATE_GOLDEN=1";
+        return;
+    }
+    if (*golden == actual) return;
+    ADD_FAILURE() << name << " differs from the rendered output (" << golden->size() << " vs " << actual.size()
+                  << " bytes); " << first_difference(*golden, actual)
+                  << "\n  (an intended change: regenerate with HOTLINE_UPDATE_GOLDEN=1)";
+}
+
+nlohmann::json input_json(const std::string& name) {
+    auto text = slurp(golden_path(name));
+    EXPECT_TRUE(text) << "missing input fixture " << golden_path(name);
+    return nlohmann::json::parse(text ? *text : "null");
+}
+
+// Renders through an ostream-taking function into a string.
+template <class F>
+std::string render(F&& f) {
+    std::ostringstream os;
+    f(os);
+    return os.str();
+}
+
+std::string section(const std::string& title) { return "===== " + title + " =====\n"; }
+
+// ============================================================ machine
+
+Topology two_nodes() {
+    Topology t;
+    t.cpus = {0, 1, 2, 3};
+    t.nodes = {0, 1};
+    t.cpu_node = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};
+    t.from_sysfs_nodes = true;
+    return t;
+}
+
+Topology flat_two_cpus() {
+    Topology t;
+    t.cpus = {0, 1};
+    t.nodes = {0};
+    t.cpu_node = {{0, 0}, {1, 0}};
+    t.from_sysfs_nodes = false;
+    return t;
+}
+
+KernelInfo kernel_root() {
+    KernelInfo k;
+    k.release = "6.1.0-18-amd64";
+    k.machine = "x86_64";
+    k.btf = true;
+    k.lockdown = "none";
+    k.tracefs_mounted = true;
+    k.kprobes = true;
+    k.pmu = false;
+    k.caps.root = true;
+    k.caps.held = {"CAP_BPF", "CAP_PERFMON", "CAP_SYS_ADMIN"};
+    return k;
+}
+
+KernelInfo kernel_unprivileged() {
+    KernelInfo k;
+    k.release = "5.10.0-28-arm64";
+    k.machine = "aarch64";
+    k.btf = false;
+    k.lockdown = "unknown (\"odd\\value\")";  // escaped in /metrics labels
+    k.tracefs_mounted = false;
+    k.kprobes = false;
+    k.pmu = true;
+    k.caps.held = {"CAP_PERFMON"};
+    k.caps.missing = {"CAP_BPF", "CAP_SYS_ADMIN"};
+    return k;
+}
+
+// ============================================================ plan
+
+TargetPlan target_plan(std::string target, Mechanism m, Fidelity f, std::string attach, bool latency,
+                       std::vector<Rejection> rejected) {
+    TargetPlan t;
+    t.target = std::move(target);
+    t.mechanism = m;
+    t.fidelity = f;
+    t.attach = std::move(attach);
+    t.latency = latency;
+    t.rejected = std::move(rejected);
+    return t;
+}
+
+Plan plan() {
+    Plan p;
+    p.targets.push_back(target_plan("dst_release", Mechanism::kFentry, Fidelity::kExact,
+                                    "fentry+fexit dst_release", true, {}));
+    p.targets.push_back(target_plan("ipv4_dst_check", Mechanism::kKprobe, Fidelity::kExact,
+                                    "kprobe+kretprobe ipv4_dst_check", true,
+                                    {{Mechanism::kFentry, "EINVAL at load: verifier says\ninvalid access"}}));
+    p.targets.push_back(target_plan("queue_work_on", Mechanism::kTracepoint, Fidelity::kPartial,
+                                    "tp_btf workqueue_queue_work", false,
+                                    {{Mechanism::kFentry, "EPERM at load"}, {Mechanism::kKprobe, "EPERM at attach"}}));
+    TargetPlan gone = target_plan("tcp_prequeue", Mechanism::kUnavailable, Fidelity::kNone, "", false,
+                                  {{Mechanism::kFentry, "not in kernel BTF"},
+                                   {Mechanism::kKprobe, "not in /proc/kallsyms"},
+                                   {Mechanism::kTracepoint, "no tracepoint proxy"},
+                                   {Mechanism::kSampling, "no address range to match samples against"}});
+    gone.unavailable_reason = "tcp_prequeue does not exist on this kernel (prequeue was removed in v4.14)";
+    p.targets.push_back(std::move(gone));
+    p.targets.push_back(target_plan("mix_interrupt_randomness", Mechanism::kSampling, Fidelity::kSampled,
+                                    "cpu-clock 999 Hz, IP in mix_interrupt_randomness", false,
+                                    {{Mechanism::kFentry, "EPERM at load"}}));
+    return p;
+}
+
+// ============================================================ snapshots
+// Snapshot `step` holds cumulative counters of rate * tri(step), so interval n
+// (from step n-1 to n) sees n * rate: the two intervals differ.
+
+std::uint64_t tri(int step) { return std::uint64_t(step) * std::uint64_t(step + 1) / 2; }
+
+std::vector<std::uint64_t> scaled(const std::vector<std::uint64_t>& rate, std::uint64_t k) {
+    std::vector<std::uint64_t> v;
+    for (auto r : rate) v.push_back(r * k);
+    return v;
+}
+
+TargetCounters counters(std::string target, Mechanism m, Fidelity f, std::vector<std::uint64_t> calls) {
+    TargetCounters c;
+    c.target = std::move(target);
+    c.mechanism = m;
+    c.fidelity = f;
+    c.events = calls;
+    c.calls = std::move(calls);
+    return c;
+}
+
+void add_latency(TargetCounters& c, std::uint64_t k, std::vector<std::pair<int, std::uint64_t>> slots,
+                 std::uint64_t sum_ns_per_k, std::uint64_t lost_per_k) {
+    c.has_latency = true;
+    for (auto [slot, n] : slots) {
+        c.hist[std::size_t(slot)] = n * k;
+        c.lat_count += n * k;
+    }
+    c.lat_sum_ns = sum_ns_per_k * k;
+    c.lat_lost = lost_per_k * k;
+}
+
+HandoffCounters dst_handoffs(std::uint64_t k) {
+    HandoffCounters h;
+    h.tracked = scaled({4000, 3000, 5000, 2000}, k);
+    h.same_cpu = scaled({1000, 900, 1500, 600}, k);
+    h.cross_cpu = scaled({1200, 700, 1300, 500}, k);
+    h.cross_node = scaled({800, 400, 1200, 300}, k);
+    h.new_objects = scaled({1000, 1000, 1000, 600}, k);
+    h.remote = {0, 0, 0, 0};
+    h.matrix = {scaled({1900, 1500}, k), scaled({1200, 1800}, k)};
+    h.live_objects = 300 + 7 * k;
+    h.capacity = 16384;
+    h.evictions = 2 * k;
+    return h;
+}
+
+HandoffCounters work_handoffs(std::uint64_t k) {
+    HandoffCounters h;
+    h.tracked = scaled({60, 40, 30, 20}, k);
+    h.same_cpu = scaled({30, 20, 10, 10}, k);
+    h.cross_cpu = scaled({10, 5, 5, 0}, k);
+    h.cross_node = scaled({5, 5, 3, 2}, k);
+    h.new_objects = scaled({15, 10, 12, 8}, k);
+    h.remote = scaled({3, 1, 0, 2}, k);
+    h.matrix = {scaled({12, 6}, k), scaled({4, 3}, k)};
+    h.live_objects = 40;
+    h.capacity = 4096;
+    h.sample = 4;
+    return h;
+}
+
+TargetCounters dst_release_at(std::uint64_t k) {
+    auto c = counters("dst_release", Mechanism::kFentry, Fidelity::kExact, scaled({4000, 3000, 5000, 2000}, k));
+    add_latency(c, k, {{5, 9000}, {6, 4500}, {8, 400}, {11, 100}}, 14000 * 45, 3);
+    c.has_handoffs = true;
+    c.object_type = "dst_entry";
+    c.handoffs = dst_handoffs(k);
+    return c;
+}
+
+TargetCounters ipv4_dst_check_at(std::uint64_t k) {
+    auto c = counters("ipv4_dst_check", Mechanism::kKprobe, Fidelity::kExact, scaled({2000, 1500, 2500, 1000}, k));
+    add_latency(c, k, {{6, 6000}, {7, 1000}}, 7000 * 90, 0);
+    return c;
+}
+
+TargetCounters queue_work_on_at(std::uint64_t k) {
+    auto c = counters("queue_work_on", Mechanism::kTracepoint, Fidelity::kPartial, scaled({60, 40, 30, 20}, k));
+    c.has_handoffs = true;
+    c.object_type = "work_struct";
+    c.handoffs = work_handoffs(k);
+    return c;
+}
+
+TargetCounters mix_sampled_at(std::uint64_t k) {
+    return counters("mix_interrupt_randomness", Mechanism::kSampling, Fidelity::kSampled, scaled({3, 1, 0, 2}, k));
+}
+
+std::vector<HotObject> hot_objects_at(std::uint64_t k) {
+    return {
+        {"dst_release", "dst_entry", 1, 900 * k, 400 * k, 2, ""},
+        {"dst_release", "dst_entry", 2, 1200 * k, 100 * k, 0, ""},
+        {"dst_release", "dst_entry", 3, 0, 0, 1, ""},  // never handed over: not listed
+        {"queue_work_on", "work_struct", 4, 30 * k, 15 * k, 3, "mix_interrupt_randomness"},
+        {"queue_work_on", "work_struct", 5, 10 * k, 0, 1, "vmstat_update"},
+    };
+}
+
+WorkqCounters workq_at(std::uint64_t k) {
+    WorkqCounters w;
+    w.irqs = scaled({5000, 1200, 800, 0}, k);
+    w.queued = scaled({90, 20, 15, 5}, k);
+    w.remote = scaled({6, 1, 0, 5}, k);
+    w.executed = scaled({88, 20, 15, 5}, k);
+    w.hist[10] = 80 * k;
+    w.hist[12] = 40 * k;
+    w.hist[15] = 8 * k;
+    w.lat_count = 128 * k;
+    w.lat_sum_ns = 128 * 3500 * k;
+    w.lat_lost = k;
+    w.funcs = {{"mix_interrupt_randomness", 78 * k}, {"vmstat_update", 9 * k},
+               {"flush_to_ldisc", 30 * k}, {"idle_worker_timeout", 0}};
+    return w;
+}
+
+std::vector<ProgCost> prog_cost_at(std::uint64_t k) {
+    return {
+        {"dst_release", "hl_fentry_dst_release", 14000 * k, 14000 * 210 * k, 0},
+        {"dst_release", "hl_fexit_dst_release", 14000 * k, 14000 * 95 * k, 2 * k},
+        {"ipv4_dst_check", "hl_kprobe_generic", 7000 * k, 7000 * 480 * k, k},
+        {"queue_work_on", "hl_tp_queue_work", 150 * k, 150 * 330 * k, 0},
+        {"mix_interrupt_randomness", "hl_sample", 6000 * k, 6000 * 150 * k, 0},
+    };
+}
+
+Snapshot snapshot(int step) {
+    const std::uint64_t k = tri(step);
+    Snapshot s;
+    s.t = 100 + 2.5 * step;
+    s.targets = {dst_release_at(k), ipv4_dst_check_at(k), queue_work_on_at(k), mix_sampled_at(k)};
+    s.samples_total = scaled({2500, 2500, 2500, 2500}, k);
+    s.samples_kernel = scaled({1800, 900, 1200, 300}, k);
+    s.cost = prog_cost_at(k);
+    s.objects = hot_objects_at(k);
+    s.has_workq = true;
+    s.workq = workq_at(k);
+    return s;
+}
+
+LineLayout dst_layout() {
+    LineLayout l;
+    l.type = "dst_entry";
+    l.container = "rtable";
+    l.type_size = 112;
+    l.anchor = "__refcnt";
+    l.anchor_offset = 64;
+    l.line_start = 64;
+    l.on_line = {{"dst_entry.__refcnt", 64, 4}, {"dst_entry.__use", 68, 4}, {"dst_entry.lastuse", 72, 8},
+                 {"dst_entry.lwtstate", 80, 8}, {"rtable.rt_genid", 112, 4}};
+    l.flagged = {"lwtstate", "rt_genid", "__use"};
+    l.clear = {"obsolete"};
+    return l;
+}
+
+// ============================================================ kernel facts
+
+// What `hotline fixes` and diff_facts ask of a kernel, answered from sets.
+class GoldenFacts : public KernelFacts {
+public:
+    bool knob_exists(const std::string& s) const override {
+        return s == "net.ipv4.ip_early_demux" || s == "net.ipv4.tcp_early_demux";
+    }
+    std::optional<bool> has_function(const std::string& n) const override {
+        if (n == "tcp_prequeue") return std::nullopt;  // "cannot tell"
+        return n == "mix_interrupt_randomness";
+    }
+    std::optional<bool> has_field(const std::string& t, const std::string& m) const override {
+        static const std::set<std::string> kFields = {"dst_entry.obsolete", "dst_entry.__rcuref", "fast_pool.mix"};
+        return kFields.count(t + "." + m) != 0;
+    }
+    std::optional<std::string> field_type(const std::string& t, const std::string& m) const override {
+        if (t == "fast_pool" && m == "mix") return "work_struct";
+        return std::nullopt;
+    }
+    int numa_nodes() const override { return 2; }
+};
+
+const FixCatalog& catalog() {
+    static const FixCatalog cat = [] {
+        auto c = FixCatalog::builtin();
+        if (!c) throw std::runtime_error("builtin catalog: " + c.error().message());
+        return std::move(c).value();
+    }();
+    return cat;
+}
+
+const FixDef& builtin_fix(const std::string& name) {
+    const FixDef* f = catalog().find(name);
+    if (!f) throw std::runtime_error("no builtin fix " + name);
+    return *f;
+}
+
+// ============================================================ recording
+
+nlohmann::json recording_analysis(const std::vector<Interval>& ivs) {
+    nlohmann::json per = nlohmann::json::array();
+    double ops = 9000;
+    for (auto& iv : ivs) {
+        ScenarioNumbers n;
+        n.ops = ops;
+        n.seconds = iv.seconds();
+        n.cpu_seconds = 1.75;
+        n.extra = {{"latency_p50_us", 31.5}, {"latency_p99_us", 88.25}};
+        per.push_back(trial_metrics(iv, n));
+        ops += 1500;
+    }
+    GoldenFacts facts;
+    return {{"diff", diff_facts(catalog(), facts, {dst_layout()})},
+            {"interval_metrics", per},
+            {"interval_ops", "spread"},
+            {"layouts", {to_json(dst_layout())}}};
+}
+
+nlohmann::json recording_doc() {
+    RecordingWriter rec(kernel_root(), two_nodes(), plan());
+    rec.set_options({{"interval_s", 2.5}, {"per_cpu", false}, {"targets", nlohmann::json::array()},
+                     {"handoff_sample", 1}, {"workload", "none"}});
+    const Snapshot s0 = snapshot(0), s1 = snapshot(1), s2 = snapshot(2);
+    const Interval i1 = delta(s0, s1), i2 = delta(s1, s2);
+    rec.add_interval(i1);
+    rec.add_interval(i2);
+    rec.set("analysis", recording_analysis({i1, i2}));
+    rec.finish(delta(s0, s2), 0, {"qperf", "-t", "5", "10.0.0.2", "tcp_lat"});
+    // The writer stamps the project version: checked, then pinned.
+    nlohmann::json tool = rec.doc()["tool"];
+    EXPECT_EQ(tool["name"], "hotline");
+    EXPECT_EQ(tool["version"], HOTLINE_VERSION);
+    tool["version"] = "<HOTLINE_VERSION>";
+    rec.set("tool", tool);
+    return rec.doc();
+}
+
+// ============================================================ verdicts
+
+Criterion criterion(CriterionKind kind, std::vector<std::string> metrics, Better better, double change,
+                    std::string note = "", bool exact = false) {
+    Criterion c;
+    c.kind = kind;
+    c.metrics = std::move(metrics);
+    c.better = better;
+    c.change = change;
+    c.exact = exact;
+    c.note = std::move(note);
+    c.source = "golden_test.cpp";
+    return c;
+}
+
+// One of each kind and outcome: PASS, FAIL (on the second alternative metric),
+// a guardrail, an exact layout fact, a metric missing in some trials, and
+// reported metrics (one with a zero baseline: an infinite ratio).
+std::vector<Criterion> mixed_criteria() {
+    return {
+        criterion(CriterionKind::kExpect, {"calls.tcp_prequeue.per_op"}, Better::kLower, 0.9,
+                  "prequeue is bypassed"),
+        criterion(CriterionKind::kExpect,
+                  {"handoff.dst_release.cross_node_per_op", "handoff.dst_release.cross_cpu_per_op"},
+                  Better::kLower, 0.5, "no refcount taken in softirq & dropped by the <reader>"),
+        criterion(CriterionKind::kGuardrail, {"scenario.ops_per_s"}, Better::kHigher, 0.05),
+        criterion(CriterionKind::kExpect, {"layout.dst_entry.read_fields_on_refcnt_line"}, Better::kLower, 1.0,
+                  "lwtstate and rt_genid leave the \"refcount\" line", true),
+        criterion(CriterionKind::kExpect, {"work.mix_interrupt_randomness.queued_per_irq"}, Better::kLower, 0.9),
+        criterion(CriterionKind::kReport, {"latency.dst_release.mean_ns"}, Better::kLower, 0),
+        criterion(CriterionKind::kReport, {"share.mix_interrupt_randomness"}, Better::kHigher, 0),
+    };
+}
+
+// Trial i of the ABAB sequence (even: baseline, odd: fix), values by formula.
+Trial mixed_trial(int i) {
+    const bool fix = i % 2 == 1;
+    const double j = double(i / 2);  // 0..5 within the arm
+    Trial t;
+    t.arm = fix ? Arm::kCandidate : Arm::kBaseline;
+    t.note = "trial-" + std::to_string(i) + ".json";
+    auto& m = t.metrics;
+    m["calls.tcp_prequeue.per_op"] = fix ? 0.02 + 0.001 * j : 1.0 + 0.01 * j;
+    m["handoff.dst_release.cross_cpu_per_op"] = fix ? 0.70 + 0.01 * j : 0.80 - 0.01 * j;
+    m["scenario.ops_per_s"] = fix ? 950 + 15 * ((i * 7) % 5) : 1000 + 12 * ((i * 3) % 5);
+    m["layout.dst_entry.read_fields_on_refcnt_line"] = fix ? 0 : 2;
+    if (i % 4 != 3) m["work.mix_interrupt_randomness.queued_per_irq"] = 0.015;
+    m["latency.dst_release.mean_ns"] = fix ? 38.5 + j : 45.25 - j;
+    m["share.mix_interrupt_randomness"] = fix ? 0.001 * (j + 1) : 0;
+    if (i == 5) m["scenario.latency_p99_us"] = std::numeric_limits<double>::quiet_NaN();  // JSON: null
+    return t;
+}
+
+ValidateOptions golden_options() {
+    ValidateOptions o;
+    o.min_each = 5;
+    o.max_each = 8;
+    o.confidence = 0.95;
+    o.bootstrap_iterations = 2000;
+    o.seed = 20240517;
+    return o;
+}
+
+VerdictReport mixed_report() {
+    std::vector<Trial> trials;
+    for (int i = 0; i < 12; ++i) trials.push_back(mixed_trial(i));
+    VerdictReport r = evaluate("early-demux-off", mixed_criteria(), trials, golden_options());
+    r.scenario = "tcp-crr";
+    r.notes = {"applied net.ipv4.ip_early_demux=0 in hl-a, hl-b", "restored 2 knobs"};
+    r.context = {{"kernel", "6.1.0-18-amd64"}, {"scenario", {{"name", "tcp-crr"}, {"duration_s", 3}}}};
+    return r;
+}
+
+// Through the ABAB loop: every criterion decided, so it stops with a note.
+VerdictReport pass_report() {
+    std::vector<Criterion> crit = {mixed_criteria()[0], mixed_criteria()[3], mixed_criteria()[5]};
+    Validation v("tcp-low-latency", crit, golden_options());
+    for (int i = 0; !v.finished(); ++i) {
+        Trial t = mixed_trial(i);
+        EXPECT_EQ(t.arm, v.next_arm());
+        v.add_trial(std::move(t));
+    }
+    VerdictReport r = v.report();
+    r.scenario = "dst-refcount";
+    return r;
+}
+
+VerdictReport not_applicable() {
+    const FixDef& f = builtin_fix("tcp-low-latency");
+    return not_applicable_report(f.name, f.criteria,
+                                 "tcp_prequeue does not exist on this kernel: prequeue was removed in v4.14");
+}
+
+VerdictReport error_report() {
+    VerdictReport r = pass_report();
+    r.context["error"] = "scenario tcp-crr: netns hl-a vanished <during> trial 7 & could not be rebuilt";
+    return r;
+}
+
+void expect_verdict_golden(const std::string& stem, const VerdictReport& r) {
+    expect_golden(stem + ".txt", render([&](std::ostream& os) { render_verdict_text(os, r); }));
+    expect_golden(stem + ".json", render([&](std::ostream& os) { render_verdict_json(os, r); }));
+    expect_golden(stem + ".xml", render([&](std::ostream& os) { render_junit(os, r); }));
+}
+
+// ============================================================ /metrics
+
+ExporterInfo exporter_info(const KernelInfo& k) {
+    ExporterInfo info;
+    info.version = "0.9.0-golden";
+    info.kernel = k;
+    info.topo = two_nodes();
+    info.plan = plan();
+    info.run_stats = true;
+    return info;
+}
+
+ExporterCounters exporter_counters() {
+    ExporterCounters c;
+    c.series_dropped = 3;
+    c.read_errors = 1;
+    c.http_rejected = {{"auth", 2}, {"too_large", 1}, {"method", 0}};
+    ProcessStats p;
+    p.cpu_seconds = 12.34;
+    p.resident_bytes = 41943040;
+    p.virtual_bytes = 268435456;
+    p.open_fds = 23;
+    p.max_fds = 1024;
+    p.start_time_seconds = 1700000000.5;
+    c.process = p;
+    return c;
+}
+
+std::string metrics_text(const ExporterInfo& info, ExpositionFormat format, bool per_cpu, std::size_t max_series) {
+    PromOptions o;
+    o.format = format;
+    o.per_cpu = per_cpu;
+    o.max_series = max_series;
+    return render([&](std::ostream& os) { render_prometheus(os, snapshot(2), info, exporter_counters(), o); });
+}
+
+// ============================================================ fixes
+
+nlohmann::json fixes_json() {
+    GoldenFacts facts;
+    nlohmann::json arr = nlohmann::json::array();
+    for (auto& f : catalog().fixes())
+        arr.push_back({{"fix", to_json(f)}, {"here", to_json(check_applicability(f, facts))}});
+    return arr;
+}
+
+std::string fixes_show_text() {
+    GoldenFacts facts;
+    std::string out = section("tcp-low-latency, no kernel");
+    out += render([&](std::ostream& os) { render_fix_text(os, builtin_fix("tcp-low-latency"), nullptr); });
+    for (auto& f : catalog().fixes()) {
+        Applicability a = check_applicability(f, facts);
+        out += section(f.name + " on the golden kernel");
+        out += render([&](std::ostream& os) { render_fix_text(os, f, &a); });
+    }
+    return out;
+}
+
+}  // namespace
+
+// ============================================================ tests
+
+TEST(Golden, RecordingJson) {
+    nlohmann::json doc = recording_doc();
+    EXPECT_TRUE(check_recording(doc).empty());
+    expect_golden("recording.json", doc.dump(2) + "\n");
+}
+
+TEST(Golden, ProbeText) {
+    std::string out = section("root, two nodes");
+    out += render([](std::ostream& os) { render_probe_text(os, kernel_root(), two_nodes(), plan()); });
+    out += section("unprivileged, no NUMA");
+    out += render([](std::ostream& os) { render_probe_text(os, kernel_unprivileged(), flat_two_cpus(), plan()); });
+    expect_golden("text_probe.txt", out);
+}
+
+TEST(Golden, IntervalText) {
+    const Interval i1 = delta(snapshot(0), snapshot(1)), i2 = delta(snapshot(1), snapshot(2));
+    std::string out = section("interval 1, per node");
+    out += render([&](std::ostream& os) { render_interval_text(os, i1, two_nodes(), false, "interval 1"); });
+    out += section("interval 2, per CPU");
+    out += render([&](std::ostream& os) { render_interval_text(os, i2, two_nodes(), true, "interval 2"); });
+    out += section("dst_release latency, interval 2");
+    out += render([&](std::ostream& os) { render_log2_hist(os, i2.d.targets[0].hist, "nsecs"); });
+    out += section("empty histogram");
+    out += render([](std::ostream& os) { render_log2_hist(os, Log2Hist{}, "usecs"); });
+    out += section("probe cost, interval 2");
+    out += render([&](std::ostream& os) { render_cost_text(os, i2.d.cost, i2.seconds()); });
+    expect_golden("text_interval.txt", out);
+}
+
+TEST(Golden, HandoffsText) {
+    const Interval whole = delta(snapshot(0), snapshot(2));
+    std::string out = section("handoffs, per node");
+    out += render([&](std::ostream& os) { render_handoffs_text(os, whole, two_nodes(), false); });
+    out += section("handoffs, per CPU");
+    out += render([&](std::ostream& os) { render_handoffs_text(os, whole, two_nodes(), true); });
+    out += section("hot objects, top 3");
+    out += render([&](std::ostream& os) {
+        render_hot_objects_text(os, top_objects(whole.d.objects, 3), whole.seconds());
+    });
+    out += section("hot objects, none");
+    out += render([](std::ostream& os) { render_hot_objects_text(os, {}, 1); });
+    out += section("layouts");
+    out += render([](std::ostream& os) { render_layouts_text(os, {dst_layout()}); });
+    expect_golden("text_handoffs.txt", out);
+}
+
+TEST(Golden, WorkqText) {
+    const Interval whole = delta(snapshot(0), snapshot(2));
+    std::string out = section("top 2 functions, with a finding");
+    out += render([&](std::ostream& os) {
+        render_workq_text(os, whole.d.workq, two_nodes(), whole.seconds(),
+                          "mix_interrupt_randomness is queued from the interrupt path (kernel < 6.1)", 2);
+    });
+    out += section("all functions, no finding");
+    out += render([&](std::ostream& os) { render_workq_text(os, whole.d.workq, two_nodes(), whole.seconds(), "", 10); });
+    expect_golden("text_workq.txt", out);
+}
+
+TEST(Golden, VerdictMixed) { expect_verdict_golden("verdict_mixed", mixed_report()); }
+
+TEST(Golden, VerdictPassAfterAbabLoop) { expect_verdict_golden("verdict_pass", pass_report()); }
+
+TEST(Golden, VerdictNotApplicable) { expect_verdict_golden("verdict_not_applicable", not_applicable()); }
+
+TEST(Golden, VerdictError) { expect_verdict_golden("verdict_error", error_report()); }
+
+TEST(Golden, DiffVerdict) {
+    auto r = diff_recordings(builtin_fix("dst-refcnt-false-sharing"), input_json("diff_baseline.json"),
+                             input_json("diff_candidate.json"), "diff_baseline.json", "diff_candidate.json");
+    ASSERT_TRUE(r) << r.error().message();
+    expect_verdict_golden("diff_verdict", *r);
+}
+
+TEST(Golden, DiffVerdictSwapped) {
+    auto r = diff_recordings(builtin_fix("dst-refcnt-false-sharing"), input_json("diff_candidate.json"),
+                             input_json("diff_baseline.json"), "diff_candidate.json", "diff_baseline.json");
+    ASSERT_TRUE(r) << r.error().message();
+    expect_golden("diff_swapped.txt", render([&](std::ostream& os) { render_verdict_text(os, *r); }));
+}
+
+TEST(Golden, MetricsText004) {
+    expect_golden("metrics_text004.prom",
+                  metrics_text(exporter_info(kernel_root()), ExpositionFormat::kText004, false, 10000));
+}
+
+TEST(Golden, MetricsOpenMetrics) {
+    expect_golden("metrics_openmetrics.txt",
+                  metrics_text(exporter_info(kernel_root()), ExpositionFormat::kOpenMetrics100, false, 10000));
+}
+
+// Per-CPU series, a kernel label needing escapes, and a series cap that drops
+// some contention series.
+TEST(Golden, MetricsPerCpuCapped) {
+    expect_golden("metrics_percpu_capped.prom",
+                  metrics_text(exporter_info(kernel_unprivileged()), ExpositionFormat::kText004, true, 30));
+}
+
+TEST(Golden, FixesList) {
+    GoldenFacts facts;
+    std::string out = section("no kernel facts");
+    out += render([](std::ostream& os) { render_fix_list_text(os, catalog(), nullptr); });
+    out += section("golden kernel facts");
+    out += render([&](std::ostream& os) { render_fix_list_text(os, catalog(), &facts); });
+    expect_golden("fixes_list.txt", out);
+}
+
+TEST(Golden, FixesShow) { expect_golden("fixes_show.txt", fixes_show_text()); }
+
+TEST(Golden, FixesJson) { expect_golden("fixes.json", fixes_json().dump(2) + "\n"); }
