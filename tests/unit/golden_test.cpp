@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "hotline/fix.hpp"
+#include "hotline/fix_output.hpp"
+#include "hotline/verdict_output.hpp"
 #include "hotline/output.hpp"
 #include "hotline/prometheus.hpp"
 #include "hotline/validate.hpp"
