@@ -183,7 +183,7 @@ const volatile __u32 hl_obj_mode = HL_OBJ_NONE;
 const volatile __u32 hl_obj_arg = 0;
 const volatile __u32 hl_obj_is_work = 0;    /* object is a work_struct: remember ->func */
 const volatile __u32 hl_handoff_sample = 1; /* track objects whose hash % N == 0 */
-const volatile __u32 hl_remote_arg = 0xff;  /* argument holding a requested CPU, 0xff: none */
+const volatile __u32 hl_remote_arg = HL_ARG_NONE; /* argument holding a requested CPU */
 const volatile __u32 hl_nr_cpus = 0;
 const volatile __u32 hl_owner_sets = 1;     /* sets in the owner table (power of two) */
 
@@ -252,12 +252,12 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 		hc->remote++;
 	o = w0->obj == obj ? w0 : w1->obj == obj ? w1 : NULL;
 	/* Same CPU, so same node: the common case needs no node lookup (a helper call). */
-	if (o && (o->cpu_node & 0xffff) == (cpu & 0xffff)) {
+	if (o && HL_CPU_OF(o->cpu_node) == HL_CPU_OF(cpu)) {
 		hc->same_cpu++;
 		return;
 	}
 	node = bpf_get_numa_node_id();
-	cpu_node = (cpu & 0xffff) | (node << 16);
+	cpu_node = HL_CPU_NODE(cpu, node);
 	if (!o) {
 		/* The way whose owner changed longest ago (wrap-safe jiffies). */
 		k = !w0->obj ? k0 : !w1->obj ? k1 : (__s32)(w0->stamp - w1->stamp) <= 0 ? k0 : k1;
@@ -277,7 +277,7 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 		hc->new_objects++;
 		return;
 	}
-	prev = o->cpu_node >> 16;
+	prev = HL_NODE_OF(o->cpu_node);
 	if (prev == node) {
 		hc->cross_cpu++;
 	} else {

@@ -28,7 +28,7 @@ int BPF_KPROBE(hl_kprobe)
 
 		if (hl_obj_mode == HL_OBJ_SKB_DST)
 			obj = obj ? hl_skb_dst(obj) : 0;
-		if (hl_remote_arg != 0xff)
+		if (hl_remote_arg != HL_ARG_NONE)
 			req_cpu = (__s32)hl_kprobe_arg(ctx, hl_remote_arg);
 		hl_track(obj, req_cpu);
 	}

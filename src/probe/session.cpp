@@ -186,7 +186,7 @@ bool configure_tracking(S* s, const TargetDef& t, const SessionOptions& o, bool 
     s->rodata->hl_obj_arg = t.object_arg < 0 ? 0 : std::uint32_t(t.object_arg);
     s->rodata->hl_obj_is_work = t.object_type == "work_struct";
     s->rodata->hl_handoff_sample = std::uint32_t(std::max(1, o.handoff_sample));
-    s->rodata->hl_remote_arg = t.remote_cpu_arg < 0 ? 0xff : std::uint32_t(t.remote_cpu_arg);
+    s->rodata->hl_remote_arg = t.remote_cpu_arg < 0 ? HL_ARG_NONE : std::uint32_t(t.remote_cpu_arg);
     s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
     // A power-of-two number of 2-way sets covering at least the requested size.
     std::uint32_t cap = 2;
@@ -614,7 +614,7 @@ public:
             ho.id = object_id(a.target, obj);
             ho.handoffs = handoffs;
             ho.cross_node = o.cross_node;
-            ho.last_cpu = int(o.cpu_node & 0xffff);
+            ho.last_cpu = int(HL_CPU_OF(o.cpu_node));
             if (std::uint64_t fn = work ? aux[i] : 0) ho.detail = ksyms_->symbolize(fn).value_or("");
             objects.push_back(std::move(ho));
         }
