@@ -12,6 +12,12 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* include/linux/skbuff.h: the low bit of _skb_refdst marks a dst the skb holds
+ * no reference on (a macro, so not in vmlinux.h). */
+#ifndef SKB_DST_NOREF
+#define SKB_DST_NOREF 1UL
+#endif
+
 /* Set before load: push entry timestamps only when an exit program is attached. */
 const volatile bool hl_latency = false;
 /* Set before load: this target's slot in the session's shared `hits` map. */
@@ -83,6 +89,39 @@ static __always_inline __u32 hl_log2(__u64 v)
 	return r;
 }
 
+/* arr[idx]++ on an array (not a pointer), idx clamped to its last entry.
+ * clang clamps a zero-extended copy and indexes with the original register;
+ * verifiers before ~6.8 (Debian's 5.10, 6.1, 6.12) then see an unbounded index
+ * and refuse the program (EACCES), so the index is checked again on the
+ * register used.  A macro: through a pointer parameter clang no longer folds
+ * the array's offset into the load. */
+#define hl_inc_clamped(arr, idx)                                       \
+	do {                                                           \
+		const __u32 __n = sizeof(arr) / sizeof((arr)[0]);      \
+		__u32 __i = (idx);                                     \
+                                                                       \
+		if (__i >= __n)                                        \
+			__i = __n - 1;                                 \
+		barrier_var(__i);                                      \
+		if (__i < __n)                                         \
+			(arr)[__i]++;                                  \
+	} while (0)
+
+/* Counts a latency in its log2 slot of a histogram array (HL_HIST_SLOTS). */
+#define hl_hist_add(hist, delta_ns)                                    \
+	do {                                                           \
+		__u64 __d = (delta_ns);                                \
+                                                                       \
+		hl_inc_clamped(hist, __d ? hl_log2(__d) : 0);          \
+	} while (0)
+
+/* 1 if an skb's _skb_refdst holds a reference on its dst (set, noref bit
+ * clear), else 0, without a branch: whether an skb holds one is not predictable. */
+static __always_inline __u64 hl_dst_refcounted(unsigned long refdst)
+{
+	return ((refdst | -refdst) >> 63) & ~refdst & SKB_DST_NOREF;
+}
+
 /* Entry pushes (timestamp, thread) on this CPU's stack.  A task that migrates
  * inside the function exits elsewhere and leaves a stale entry here; a full
  * stack is therefore taken as stale and restarted (its entries counted lost). */
@@ -124,7 +163,7 @@ static __always_inline void hl_lat_exit(void)
 {
 	struct hl_lat_stack *s;
 	struct hl_counts *c;
-	__u32 zero = 0, d, k = 0, slot;
+	__u32 zero = 0, d, k = 0;
 	__u64 now, delta, tid, ts = 0;
 	bool found = false;
 
@@ -156,15 +195,7 @@ static __always_inline void hl_lat_exit(void)
 	c->lat_lost += d - 1 - k;
 	s->depth = k;
 	delta = now - ts;
-	slot = delta ? hl_log2(delta) : 0;
-	if (slot >= HL_HIST_SLOTS)
-		slot = HL_HIST_SLOTS - 1;
-	/* clang clamps a zero-extended copy and indexes with the original register;
-	 * verifiers before ~6.8 (Debian's 5.10, 6.1, 6.12) then see an unbounded
-	 * index and refuse the program (EACCES).  Re-check the register used. */
-	barrier_var(slot);
-	if (slot < HL_HIST_SLOTS)
-		c->hist[slot]++;
+	hl_hist_add(c->hist, delta);
 	c->lat_count++;
 	c->lat_sum_ns += delta;
 }
@@ -284,12 +315,7 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 		hc->cross_node++;
 		o->cross_node++;
 	}
-	if (prev >= HL_MAX_NODES)
-		prev = HL_MAX_NODES - 1;
-	/* Re-checked on the register used, as for the histogram slot. */
-	barrier_var(prev);
-	if (prev < HL_MAX_NODES)
-		hc->from_node[prev]++;
+	hl_inc_clamped(hc->from_node, prev);
 	o->handoffs++;
 	o->cpu_node = cpu_node;
 	o->stamp = (__u32)bpf_jiffies64();
@@ -303,7 +329,7 @@ static __always_inline void hl_track(__u64 obj, __s64 req_cpu)
 /* The object of a hit from an skb argument: its dst, noref bit cleared. */
 static __always_inline __u64 hl_skb_dst(__u64 skb)
 {
-	return BPF_CORE_READ((struct sk_buff *)skb, _skb_refdst) & ~1UL;
+	return BPF_CORE_READ((struct sk_buff *)skb, _skb_refdst) & ~SKB_DST_NOREF;
 }
 
 #endif /* HOTLINE_COMMON_BPF_H */

@@ -6,8 +6,6 @@
 #include "common.bpf.h"
 #include "empty.bpf.h"
 
-#define SKB_DST_NOREF 1UL
-
 /* One 128-byte slot per CPU: no line written by two CPUs, no per-CPU map. */
 struct hl_lay_slot {
 	__u64 v[16];
@@ -24,12 +22,10 @@ struct {
  * constant, no lookup at all. */
 __u64 hl_lay_global_slots[512 * 16];
 
-/* 1 for a refcounted dst (set, noref bit clear), as the proxy computes it. */
+/* The proxy's test for a refcounted dst. */
 static __always_inline __u64 hl_lay_refcounted(struct sk_buff *skb)
 {
-	unsigned long r = skb->_skb_refdst;
-
-	return ((r | -r) >> 63) & ~r & SKB_DST_NOREF;
+	return hl_dst_refcounted(skb->_skb_refdst);
 }
 
 SEC("tp_btf/consume_skb")

@@ -12,8 +12,6 @@
  * cold line costs about as much as the whole empty program (see docs/overhead.md). */
 #include "common.bpf.h"
 
-#define SKB_DST_NOREF 1UL
-
 static __always_inline void hl_queue_work(int req_cpu, struct work_struct *work, bool track)
 {
 	hl_count_slot(HL_SLOT_QUEUE_WORK);
@@ -49,11 +47,11 @@ static __always_inline void hl_skb_freed(struct sk_buff *skb, bool track)
 	 * load, no probe-read helper call on this hot path. */
 	refdst = skb->_skb_refdst;
 	if (!track) {
-		/* 1 for a refcounted dst (set, noref bit clear), without a branch:
-		 * whether an skb holds one is not predictable. */
-		h->t[HL_SLOT_SKB_FREE].calls += ((refdst | -refdst) >> 63) & ~refdst & SKB_DST_NOREF;
+		h->t[HL_SLOT_SKB_FREE].calls += hl_dst_refcounted(refdst);
 		return;
 	}
+	/* The same test as hl_dst_refcounted, as a condition: its branch-free
+	 * form would add instructions here. */
 	if (refdst && !(refdst & SKB_DST_NOREF)) {
 		h->t[HL_SLOT_SKB_FREE].calls++;
 		hl_track(refdst, -1);
