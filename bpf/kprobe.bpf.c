@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kprobe/kretprobe on one kernel function, attached by name at run time:
  * the fallback when fentry cannot load (no BTF trampolines, lockdown). */
-#include "common.bpf.h"
+#include "latency.bpf.h"
+#include "handoff.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
 
 /* Probe reads, not direct ctx loads: clang folds a switch of register loads into
  * one load at a computed offset, which the verifier refuses on a ctx pointer. */

@@ -3,8 +3,10 @@
  * counting body on the session's per-CPU map, and the alternatives one could
  * pick instead, each attached behind a lead on tp_btf/consume_skb.
  * tests/bench/counter_layouts prices them against the empty program. */
-#include "common.bpf.h"
+#include "hits.bpf.h"
 #include "empty.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
 
 /* One 128-byte slot per CPU: no line written by two CPUs, no per-CPU map. */
 struct hl_lay_slot {

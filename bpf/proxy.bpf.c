@@ -7,10 +7,13 @@
  *
  * Each comes as a counting-only program and a _track program (counting plus
  * handoff tracking); the agent loads one of the two.  The counting programs
- * read no .rodata and use fixed slots of the shared `hits` map: at the event
- * rates of a live system every line a program touches is usually cold, and each
- * cold line costs about as much as the whole empty program (see docs/overhead.md). */
-#include "common.bpf.h"
+ * read no .rodata and use fixed slots of the shared `hits` map, as at the
+ * event rates of a live system every cache line a program touches is usually
+ * cold (docs/overhead.md, "Where the time goes"). */
+#include "hits.bpf.h"
+#include "handoff.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
 
 static __always_inline void hl_queue_work(int req_cpu, struct work_struct *work, bool track)
 {

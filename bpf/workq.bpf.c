@@ -3,6 +3,11 @@
  * work items per hard interrupt, and queue -> execute latency. */
 #include "common.bpf.h"
 
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set before load. */
+const volatile __u32 hl_nr_cpus = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

@@ -305,7 +305,7 @@ private:
             }
             *slot = it->second;
         }
-        s->rodata->hl_slot = *slot;
+        if constexpr (requires { s->rodata->hl_slot; }) s->rodata->hl_slot = *slot;  // proxies: fixed slots
         if (int err = bpf_map__reuse_fd(s->maps.hits, hits_fd_))
             return "sharing the hit counters: " + errname(err);
         return std::nullopt;
@@ -682,9 +682,10 @@ public:
             c.has_latency = tp && tp->latency;
             c.calls.assign(width, 0);
             c.events.assign(width, 0);
+            // Latency counters: only directly probed targets have them (proxies count hits only).
             std::vector<hl_counts> vals(ncpu);
             std::uint32_t key = 0;
-            if (bpf_map_lookup_elem(a.obj->map_fd("counts"), &key, vals.data()))
+            if (int fd = a.obj->map_fd("counts"); fd >= 0 && bpf_map_lookup_elem(fd, &key, vals.data()))
                 return make_error("reading counters of " + a.target, errno);
             for (int i = 0; i < ncpu; ++i) {
                 int cpu = cpu_of(i);
@@ -805,7 +806,6 @@ public:
         SkelGuard<hl_workq_bpf> s(hl_workq_bpf::open());
         if (!s) return make_error("workqueue attribution: open", errno);
         s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
-        bpf_map__set_max_entries(s->maps.owners, 2);
         int err = hl_workq_bpf::load(s.get());
         if (err) {
             Error e = make_error("workqueue attribution: load", err);
