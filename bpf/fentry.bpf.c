@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* fentry/fexit on one kernel function; the agent sets the attach target before
  * load, so one body serves every target (exact counts, latency from fexit). */
-#include "common.bpf.h"
+#include "latency.bpf.h"
+#include "handoff.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
 
 static __always_inline void hl_fentry_track(__u64 obj, __s64 req_cpu)
 {

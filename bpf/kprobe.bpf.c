@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kprobe/kretprobe on one kernel function, attached by name at run time:
  * the fallback when fentry cannot load (no BTF trampolines, lockdown). */
-#include "common.bpf.h"
+#include "latency.bpf.h"
+#include "handoff.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
 
 /* Probe reads, not direct ctx loads: clang folds a switch of register loads into
  * one load at a computed offset, which the verifier refuses on a ctx pointer. */
@@ -28,7 +31,7 @@ int BPF_KPROBE(hl_kprobe)
 
 		if (hl_obj_mode == HL_OBJ_SKB_DST)
 			obj = obj ? hl_skb_dst(obj) : 0;
-		if (hl_remote_arg != 0xff)
+		if (hl_remote_arg != HL_ARG_NONE)
 			req_cpu = (__s32)hl_kprobe_arg(ctx, hl_remote_arg);
 		hl_track(obj, req_cpu);
 	}

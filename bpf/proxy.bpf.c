@@ -7,12 +7,13 @@
  *
  * Each comes as a counting-only program and a _track program (counting plus
  * handoff tracking); the agent loads one of the two.  The counting programs
- * read no .rodata and use fixed slots of the shared `hits` map: at the event
- * rates of a live system every line a program touches is usually cold, and each
- * cold line costs about as much as the whole empty program (see docs/overhead.md). */
-#include "common.bpf.h"
+ * read no .rodata and use fixed slots of the shared `hits` map, as at the
+ * event rates of a live system every cache line a program touches is usually
+ * cold (docs/overhead.md, "Where the time goes"). */
+#include "hits.bpf.h"
+#include "handoff.bpf.h"
 
-#define SKB_DST_NOREF 1UL
+char LICENSE[] SEC("license") = "GPL";
 
 static __always_inline void hl_queue_work(int req_cpu, struct work_struct *work, bool track)
 {
@@ -49,11 +50,11 @@ static __always_inline void hl_skb_freed(struct sk_buff *skb, bool track)
 	 * load, no probe-read helper call on this hot path. */
 	refdst = skb->_skb_refdst;
 	if (!track) {
-		/* 1 for a refcounted dst (set, noref bit clear), without a branch:
-		 * whether an skb holds one is not predictable. */
-		h->t[HL_SLOT_SKB_FREE].calls += ((refdst | -refdst) >> 63) & ~refdst & SKB_DST_NOREF;
+		h->t[HL_SLOT_SKB_FREE].calls += hl_dst_refcounted(refdst);
 		return;
 	}
+	/* The same test as hl_dst_refcounted, as a condition: its branch-free
+	 * form would add instructions here. */
 	if (refdst && !(refdst & SKB_DST_NOREF)) {
 		h->t[HL_SLOT_SKB_FREE].calls++;
 		hl_track(refdst, -1);

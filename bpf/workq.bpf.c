@@ -3,6 +3,11 @@
  * work items per hard interrupt, and queue -> execute latency. */
 #include "common.bpf.h"
 
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set before load. */
+const volatile __u32 hl_nr_cpus = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -61,7 +66,6 @@ int BPF_PROG(hl_wq_execute, struct work_struct *work)
 {
 	struct hl_workq_counts *w = hl_workq();
 	__u64 key = (__u64)work, *ts, delta;
-	__u32 slot;
 
 	if (!w)
 		return 0;
@@ -73,12 +77,7 @@ int BPF_PROG(hl_wq_execute, struct work_struct *work)
 	}
 	delta = bpf_ktime_get_ns() - *ts;
 	bpf_map_delete_elem(&queued_at, &key);
-	slot = delta ? hl_log2(delta) : 0;
-	if (slot >= HL_HIST_SLOTS)
-		slot = HL_HIST_SLOTS - 1;
-	barrier_var(slot); /* see hl_lat_exit */
-	if (slot < HL_HIST_SLOTS)
-		w->hist[slot]++;
+	hl_hist_add(w->hist, delta);
 	w->lat_count++;
 	w->lat_sum_ns += delta;
 	return 0;

@@ -187,7 +187,7 @@ bool configure_tracking(S* s, const TargetDef& t, const SessionOptions& o, bool 
     s->rodata->hl_obj_arg = t.object_arg < 0 ? 0 : std::uint32_t(t.object_arg);
     s->rodata->hl_obj_is_work = t.object_type == "work_struct";
     s->rodata->hl_handoff_sample = std::uint32_t(std::max(1, o.handoff_sample));
-    s->rodata->hl_remote_arg = t.remote_cpu_arg < 0 ? 0xff : std::uint32_t(t.remote_cpu_arg);
+    s->rodata->hl_remote_arg = t.remote_cpu_arg < 0 ? HL_ARG_NONE : std::uint32_t(t.remote_cpu_arg);
     s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
     // A power-of-two number of 2-way sets covering at least the requested size.
     std::uint32_t cap = 2;
@@ -306,7 +306,7 @@ private:
             }
             *slot = it->second;
         }
-        s->rodata->hl_slot = *slot;
+        if constexpr (requires { s->rodata->hl_slot; }) s->rodata->hl_slot = *slot;  // proxies: fixed slots
         if (int err = bpf_map__reuse_fd(s->maps.hits, hits_fd_))
             return "sharing the hit counters: " + errname(err);
         return std::nullopt;
@@ -615,7 +615,7 @@ public:
             ho.id = object_id(a.target, obj);
             ho.handoffs = handoffs;
             ho.cross_node = o.cross_node;
-            ho.last_cpu = int(o.cpu_node & 0xffff);
+            ho.last_cpu = int(HL_CPU_OF(o.cpu_node));
             if (std::uint64_t fn = work ? aux[i] : 0) ho.detail = ksyms_->symbolize(fn).value_or("");
             objects.push_back(std::move(ho));
         }
@@ -683,9 +683,10 @@ public:
             c.has_latency = tp && tp->latency;
             c.calls.assign(width, 0);
             c.events.assign(width, 0);
+            // Latency counters: only directly probed targets have them (proxies count hits only).
             std::vector<hl_counts> vals(ncpu);
             std::uint32_t key = 0;
-            if (bpf_map_lookup_elem(a.obj->map_fd("counts"), &key, vals.data()))
+            if (int fd = a.obj->map_fd("counts"); fd >= 0 && bpf_map_lookup_elem(fd, &key, vals.data()))
                 return make_error("reading counters of " + a.target, errno);
             for (int i = 0; i < ncpu; ++i) {
                 int cpu = cpu_of(i);
@@ -806,7 +807,6 @@ public:
         SkelGuard<hl_workq_bpf> s(hl_workq_bpf::open());
         if (!s) return make_error("workqueue attribution: open", errno);
         s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
-        bpf_map__set_max_entries(s->maps.owners, 2);
         int err = hl_workq_bpf::load(s.get());
         if (err) {
             Error e = make_error("workqueue attribution: load", err);

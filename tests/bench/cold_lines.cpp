@@ -1,5 +1,5 @@
 // Where a counting program's time goes on a live tracepoint: programs that differ
-// by one cache line touched (bpf/lines.bpf.c), attached behind a lead program in
+// by one cache line touched (tests/bench/bpf/lines.bpf.c), attached behind a lead program in
 // forward and reverse order on workqueue_queue_work, driven by vm.stat_refresh
 // writes back to back (~700/s here; each write waits for the work on every CPU)
 // and one write every 20 ms, where more of each line has gone cold between hits.

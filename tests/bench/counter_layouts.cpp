@@ -1,7 +1,7 @@
 // Can any counter layout count a live skb tracepoint within 1.2x an empty
 // program?  The dst_release proxy's body on its per-CPU map and the
 // alternatives (a CPU-indexed array, global data by CPU, and the instructions
-// with no memory at all) on tp_btf/consume_skb (bpf/layouts.bpf.c), attached
+// with no memory at all) on tp_btf/consume_skb (tests/bench/bpf/layouts.bpf.c), attached
 // behind a lead in forward and reverse order, driven by the loopback connection
 // churn.  Prints ns per run and the ratio to the empty program; never asserts.
 //

@@ -28,6 +28,19 @@ typedef unsigned long long hl_u64;
 #define HL_OBJ_ARG 1     /* pointer argument hl_obj_arg */
 #define HL_OBJ_SKB_DST 2 /* dst held by the sk_buff in argument hl_obj_arg */
 
+/* Argument index meaning "no such argument" (rodata hl_remote_arg: the target
+ * has no requested-CPU argument). */
+#define HL_ARG_NONE 0xffu
+
+/* A CPU and its NUMA node packed in 32 bits (hl_owner.cpu_node): the CPU in the
+ * low 16 bits, the node above.  HL_CPU_OF also truncates a plain CPU id to its
+ * field, so that a packed and a plain CPU compare. */
+#define HL_CPU_BITS 16
+#define HL_CPU_MASK 0xffffu
+#define HL_CPU_NODE(cpu, node) (((cpu) & HL_CPU_MASK) | ((node) << HL_CPU_BITS))
+#define HL_CPU_OF(cpu_node) ((cpu_node) & HL_CPU_MASK)
+#define HL_NODE_OF(cpu_node) ((cpu_node) >> HL_CPU_BITS)
+
 /* Per-CPU handoff counters of one target: each tracked hit compares this CPU with
  * the object's previous toucher. */
 struct hl_handoff_counts {
@@ -50,7 +63,7 @@ struct hl_owner {
 	hl_u64 obj;        /* object address, 0: empty slot (never shown to users) */
 	hl_u64 handoffs;   /* cross-CPU handoffs of this object, same node or not */
 	hl_u64 cross_node; /* of which across nodes */
-	hl_u32 cpu_node;   /* last toucher: CPU in the low 16 bits, node above */
+	hl_u32 cpu_node;   /* last toucher: HL_CPU_NODE(cpu, node) */
 	hl_u32 stamp;      /* jiffies (low 32 bits) of the last owner change: the older way is replaced */
 };
 

@@ -4,8 +4,10 @@
  * attached in a chosen order behind a lead program.  At the event rates of a
  * live system the lines a program touches are mostly cold; tests/bench/cold_lines
  * prices each line by the difference between neighbouring programs. */
-#include "common.bpf.h"
+#include "hits.bpf.h"
 #include "empty.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
 
 /* One 128-byte slot per CPU (no line written by two CPUs). */
 struct hl_ln_slot {

@@ -5,8 +5,11 @@
  * signal ignored by default, so nothing is ever queued), and hotline's counting
  * bodies, which read no tracepoint argument, are attached there next to an
  * empty program.  One syscall per batch: ns per hit without syscall noise. */
-#include "common.bpf.h"
+#include "hits.bpf.h"
+#include "handoff.bpf.h"
 #include "empty.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 hl_trigger_sig = 23; /* SIGURG */
 const volatile __u32 hl_trigger_loops = 100000;

@@ -3,10 +3,10 @@
  * counting body on the session's per-CPU map, and the alternatives one could
  * pick instead, each attached behind a lead on tp_btf/consume_skb.
  * tests/bench/counter_layouts prices them against the empty program. */
-#include "common.bpf.h"
+#include "hits.bpf.h"
 #include "empty.bpf.h"
 
-#define SKB_DST_NOREF 1UL
+char LICENSE[] SEC("license") = "GPL";
 
 /* One 128-byte slot per CPU: no line written by two CPUs, no per-CPU map. */
 struct hl_lay_slot {
@@ -24,12 +24,10 @@ struct {
  * constant, no lookup at all. */
 __u64 hl_lay_global_slots[512 * 16];
 
-/* 1 for a refcounted dst (set, noref bit clear), as the proxy computes it. */
+/* The proxy's test for a refcounted dst. */
 static __always_inline __u64 hl_lay_refcounted(struct sk_buff *skb)
 {
-	unsigned long r = skb->_skb_refdst;
-
-	return ((r | -r) >> 63) & ~r & SKB_DST_NOREF;
+	return hl_dst_refcounted(skb->_skb_refdst);
 }
 
 SEC("tp_btf/consume_skb")

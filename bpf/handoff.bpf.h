@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Handoff tracking: which CPU touched a kernel object last, for objects that
+ * track hits (fentry, kprobe, the proxies' _track programs).
+ *
+ * The one shared structure is a bounded owner table with one slot per live
+ * object, written only when the object's owner (last CPU to touch it) changes
+ * or the object replaces another.  It is a 2-way set-associative array, not a
+ * hash map: a lookup is an index and two compares, with no locks (an LRU hash
+ * map takes a spinlock on insert, which is contention of its own).  In a full
+ * set the way whose owner changed longest ago is replaced and counted as an
+ * eviction.  Slot contents are best effort (plain stores, no atomics: an atomic
+ * here would add the very contention being measured); the per-CPU totals are
+ * exact. */
+#ifndef HOTLINE_HANDOFF_BPF_H
+#define HOTLINE_HANDOFF_BPF_H
+
+#include "common.bpf.h"
+
+/* Set before load. */
+const volatile __u32 hl_obj_mode = HL_OBJ_NONE;
+const volatile __u32 hl_obj_arg = 0;
+const volatile __u32 hl_obj_is_work = 0;    /* object is a work_struct: remember ->func */
+const volatile __u32 hl_handoff_sample = 1; /* track objects whose hash % N == 0 */
+const volatile __u32 hl_remote_arg = HL_ARG_NONE; /* argument holding a requested CPU */
+const volatile __u32 hl_nr_cpus = 0;
+const volatile __u32 hl_owner_sets = 1;     /* sets in the owner table (power of two) */
+
+/* Mmapable: the kernel then page-aligns the values, so a set (two 32-byte ways)
+ * is exactly one cache line, and the agent scans the table in its mapping.
+ * The agent sizes it before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct hl_owner);
+} owners SEC(".maps");
+
+/* Work items: the work function of the object in the same way of `owners`,
+ * written only when a work item is inserted.  Mmapable, so that the agent reads
+ * both tables from their mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} owner_aux SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hl_handoff_counts);
+} handoffs SEC(".maps");
+
+/* aux: a work item's function when the caller could read it directly (tp_btf),
+ * else 0 and it is read here, only when the object is inserted. */
+static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
+{
+	struct hl_handoff_counts *hc;
+	struct hl_owner *w0, *w1, *o, *victim;
+	__u32 zero = 0, cpu, node, prev, set, k0, k1, k, cpu_node;
+	__u64 h, *ax;
+
+	if (!obj)
+		return;
+	hc = bpf_map_lookup_elem(&handoffs, &zero);
+	if (!hc)
+		return;
+	/* fentry and tp_btf arguments are typed pointers, on which the verifier
+	 * allows no shifts or multiplies; a round trip through map memory gives
+	 * back the same bits as a plain number. */
+	hc->scratch = obj;
+	barrier();
+	obj = *(volatile __u64 *)&hc->scratch;
+	h = ((obj >> 6) * 0x9E3779B97F4A7C15ULL) >> 32;
+	/* Sample whole objects, not hits, so every touch of a tracked object counts. */
+	if (hl_handoff_sample > 1 && (h >> 16) % hl_handoff_sample)
+		return;
+	set = h & (hl_owner_sets - 1);
+	k0 = set * 2;
+	k1 = k0 + 1;
+	w0 = bpf_map_lookup_elem(&owners, &k0);
+	w1 = bpf_map_lookup_elem(&owners, &k1);
+	if (!w0 || !w1)
+		return;
+	cpu = bpf_get_smp_processor_id();
+	hc->tracked++;
+	if (req_cpu >= 0 && req_cpu < hl_nr_cpus && req_cpu != cpu)
+		hc->remote++;
+	o = w0->obj == obj ? w0 : w1->obj == obj ? w1 : NULL;
+	/* Same CPU, so same node: the common case needs no node lookup (a helper call). */
+	if (o && HL_CPU_OF(o->cpu_node) == HL_CPU_OF(cpu)) {
+		hc->same_cpu++;
+		return;
+	}
+	node = bpf_get_numa_node_id();
+	cpu_node = HL_CPU_NODE(cpu, node);
+	if (!o) {
+		/* The way whose owner changed longest ago (wrap-safe jiffies). */
+		k = !w0->obj ? k0 : !w1->obj ? k1 : (__s32)(w0->stamp - w1->stamp) <= 0 ? k0 : k1;
+		victim = k == k0 ? w0 : w1;
+		if (victim->obj)
+			hc->evicted++;
+		victim->cpu_node = cpu_node;
+		victim->handoffs = 0;
+		victim->cross_node = 0;
+		victim->stamp = (__u32)bpf_jiffies64();
+		victim->obj = obj;
+		if (hl_obj_is_work) {
+			ax = bpf_map_lookup_elem(&owner_aux, &k);
+			if (ax)
+				*ax = aux ? aux : (__u64)BPF_CORE_READ((struct work_struct *)obj, func);
+		}
+		hc->new_objects++;
+		return;
+	}
+	prev = HL_NODE_OF(o->cpu_node);
+	if (prev == node) {
+		hc->cross_cpu++;
+	} else {
+		hc->cross_node++;
+		o->cross_node++;
+	}
+	hl_inc_clamped(hc->from_node, prev);
+	o->handoffs++;
+	o->cpu_node = cpu_node;
+	o->stamp = (__u32)bpf_jiffies64();
+}
+
+static __always_inline void hl_track(__u64 obj, __s64 req_cpu)
+{
+	hl_track_aux(obj, req_cpu, 0);
+}
+
+#endif /* HOTLINE_HANDOFF_BPF_H */
