@@ -1,0 +1,80 @@
+// Tracepoint proxies: tp_btf programs on tracepoints standing in for a function
+// (registry entries' TracepointProxy), found by name in the proxy object.
+#include <fmt/format.h>
+
+#include <cerrno>
+
+#include "attach.hpp"
+#include "empty.skel.h"
+#include "hotline/proxy_programs.hpp"
+#include "proxy.skel.h"
+
+namespace hotline {
+
+namespace {
+
+class ProxyAttach final : public MechanismAttach {
+public:
+    AttachOutcome attach(const TargetDef& t, AttachEnv& env) override {
+        if (!t.proxy) return refused("no tracepoint proxy for " + t.name);
+        LibbpfCapture cap;
+        SkelGuard<hl_proxy_bpf> s(hl_proxy_bpf::open());
+        if (!s) return refused(errname(errno) + " at open");
+        bool tracking = configure_tracking(s.get(), t, env.opts, true);
+        std::vector<bpf_program*> progs;
+        for (auto& p : t.proxy->programs) {
+            const std::string& name = tracking ? p.track : p.count;
+            bpf_program* prog = bpf_object__find_program_by_name(s->obj, name.c_str());
+            if (!prog) return refused("tp_btf: no program " + name + " in the proxy object");
+            progs.push_back(prog);
+        }
+        bpf_program* p;
+        bpf_object__for_each_program(p, s->obj) {
+            bpf_program__set_autoload(p, std::find(progs.begin(), progs.end(), p) != progs.end());
+        }
+        if (auto why = share_hits(s.get(), env.hits_fd, t.proxy->hits_slot)) return refused(*why);
+        if (int err = hl_proxy_bpf::load(s.get())) return refused("tp_btf: " + env.load_reason(err, cap.tail(8)));
+        auto obj = s.release();
+        Attached a{nullptr, t.name, Mechanism::kTracepoint, {}, tracking, t.object_type, t.proxy->hits_slot, {}, {}};
+        for (auto* q : progs) {
+            bpf_link* l = bpf_program__attach(q);
+            if (!l) return refused(fmt::format("tp_btf: {} at attach of {}", errname(errno), bpf_program__name(q)));
+            obj->own_link(l);
+            a.programs.push_back(bpf_program__name(q));
+        }
+        a.obj = std::move(obj);
+        env.attached.push_back(std::move(a));
+        return {true, t.proxy->description, false, t.proxy->fidelity, ""};
+    }
+};
+
+template <class S>
+void missing_in(const char* object, const std::vector<std::string>& names, std::vector<std::string>& out) {
+    SkelGuard<S> s(S::open());
+    if (!s) {
+        out.push_back(fmt::format("{} object: {} at open", object, errname(errno)));
+        return;
+    }
+    for (auto& n : names)
+        if (!n.empty() && !bpf_object__find_program_by_name(s->obj, n.c_str()))
+            out.push_back(fmt::format("{} (not in the {} object)", n, object));
+}
+
+}  // namespace
+
+std::unique_ptr<MechanismAttach> make_proxy_attach() { return std::make_unique<ProxyAttach>(); }
+
+std::vector<std::string> missing_proxy_programs(const TargetDef& t) {
+    std::vector<std::string> out;
+    if (!t.proxy) return out;
+    std::vector<std::string> proxy, empty;
+    for (auto& p : t.proxy->programs) {
+        proxy.insert(proxy.end(), {p.count, p.track});
+        empty.insert(empty.end(), {p.empty, p.lead});
+    }
+    missing_in<hl_proxy_bpf>("proxy", proxy, out);
+    missing_in<hl_empty_bpf>("empty", empty, out);
+    return out;
+}
+
+}  // namespace hotline
