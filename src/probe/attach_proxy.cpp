@@ -49,15 +49,9 @@ public:
 };
 
 template <class S>
-void missing_in(const char* object, const std::vector<std::string>& names, std::vector<std::string>& out) {
+bool has_program(const std::string& name) {
     SkelGuard<S> s(S::open());
-    if (!s) {
-        out.push_back(fmt::format("{} object: {} at open", object, errname(errno)));
-        return;
-    }
-    for (auto& n : names)
-        if (!n.empty() && !bpf_object__find_program_by_name(s->obj, n.c_str()))
-            out.push_back(fmt::format("{} (not in the {} object)", n, object));
+    return s && bpf_object__find_program_by_name(s->obj, name.c_str());
 }
 
 }  // namespace
@@ -67,13 +61,14 @@ std::unique_ptr<MechanismAttach> make_proxy_attach() { return std::make_unique<P
 std::vector<std::string> missing_proxy_programs(const TargetDef& t) {
     std::vector<std::string> out;
     if (!t.proxy) return out;
-    std::vector<std::string> proxy, empty;
     for (auto& p : t.proxy->programs) {
-        proxy.insert(proxy.end(), {p.count, p.track});
-        empty.insert(empty.end(), {p.empty, p.lead});
+        for (auto* n : {&p.count, &p.track})
+            if (!has_program<hl_proxy_bpf>(*n)) out.push_back(*n + " (not in the proxy object)");
+        // `cost` looks for the empty and lead programs in the empty object, then in the proxy object.
+        for (auto* n : {&p.empty, &p.lead})
+            if (!n->empty() && !has_program<hl_empty_bpf>(*n) && !has_program<hl_proxy_bpf>(*n))
+                out.push_back(*n + " (in neither the empty nor the proxy object)");
     }
-    missing_in<hl_proxy_bpf>("proxy", proxy, out);
-    missing_in<hl_empty_bpf>("empty", empty, out);
     return out;
 }
 

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "empty.skel.h"
+#include "proxy.skel.h"
 #include "hotline/bpf_skeleton.hpp"
 #include "hotline/prog_stats.hpp"
 
@@ -88,17 +89,19 @@ std::string empty_program(const AttachPoint& ap, bool lead) {
     return ap.mechanism == Mechanism::kKprobe ? "hl_empty_kprobe" : "hl_empty_fentry";
 }
 
-Result<EmptyProbe> load_empty(const AttachPoint& ap, bool lead) {
+// Loads and attaches one program of object S, nothing else of it; nullopt when
+// S has no program of that name.
+template <class S>
+std::optional<Result<EmptyProbe>> load_only(const AttachPoint& ap, const std::string& name) {
     LibbpfCapture cap;
-    SkelGuard<hl_empty_bpf> s(hl_empty_bpf::open());
+    SkelGuard<S> s(S::open());
     if (!s) return make_error("empty program: open", errno);
-    std::string name = empty_program(ap, lead);
     bpf_program* want = bpf_object__find_program_by_name(s->obj, name.c_str());
-    if (!want) return make_error("no empty program for " + ap.name, EINVAL);
+    if (!want) return std::nullopt;
     if (ap.mechanism == Mechanism::kFentry) bpf_program__set_attach_target(want, 0, ap.func.c_str());
     bpf_program* p;
     bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(p, p == want);
-    if (int err = hl_empty_bpf::load(s.get())) {
+    if (int err = S::load(s.get())) {
         Error e = make_error("empty program for " + ap.name + ": load", err);
         e.detail = cap.tail(6);
         return e;
@@ -111,6 +114,16 @@ Result<EmptyProbe> load_empty(const AttachPoint& ap, bool lead) {
     e.obj = s.release();
     e.obj->own_link(l);
     return e;
+}
+
+// A proxy's empty and lead programs live in the empty object or next to the
+// proxy's own programs.
+Result<EmptyProbe> load_empty(const AttachPoint& ap, bool lead) {
+    std::string name = empty_program(ap, lead);
+    if (auto e = load_only<hl_empty_bpf>(ap, name)) return std::move(*e);
+    if (ap.proxy)
+        if (auto e = load_only<hl_proxy_bpf>(ap, name)) return std::move(*e);
+    return make_error("no empty program for " + ap.name, EINVAL);
 }
 
 struct VariantOptions {
