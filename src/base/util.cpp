@@ -1,6 +1,7 @@
 // Duration and list parsing, atomic file writes.
 #include <cctype>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -90,6 +91,16 @@ Status write_file_atomic(const std::string& path, std::string_view data) {
         return make_error("cannot rename " + tmp + " to " + path, e);
     }
     return ok_status();
+}
+
+}  // namespace hotline
+
+namespace hotline {
+
+double monotonic_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
 }
 
 }  // namespace hotline

@@ -7,10 +7,13 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "empty.skel.h"
+#include "proxy.skel.h"
 #include "hotline/bpf_skeleton.hpp"
+#include "hotline/prog_stats.hpp"
 
 namespace hotline {
 
@@ -48,185 +51,228 @@ double cost_budget(const std::string& variant) {
 
 namespace {
 
-// Attach point of one of hotline's entry programs.
-std::string attach_point(const std::string& target, const std::string& name) {
-    const std::string kTrack = "_track";  // the tracking twin of a proxy program
-    std::string prog = name;
-    if (prog.size() > kTrack.size() && prog.compare(prog.size() - kTrack.size(), kTrack.size(), kTrack) == 0)
-        prog.resize(prog.size() - kTrack.size());
-    if (prog == "hl_tp_consume_skb") return "tp_btf/consume_skb";
-    if (prog == "hl_tp_kfree_skb") return "tp_btf/kfree_skb";
-    if (prog == "hl_tp_queue_work") return "tp_btf/workqueue_queue_work";
-    if (prog.rfind("hl_fentry", 0) == 0) return "fentry/" + target;
-    if (prog == "hl_kprobe") return "kprobe/" + target;
-    return "";
+// Where one of hotline's entry programs is attached, and how its empty twin is.
+struct AttachPoint {
+    std::string name;                     // "tp_btf/consume_skb", "fentry/dst_release"
+    const ProxyProgram* proxy = nullptr;  // a proxy's tracepoint (registry)
+    Mechanism mechanism = Mechanism::kUnavailable;
+    std::string func;                     // fentry and kprobe: the function
+};
+
+std::optional<AttachPoint> attach_point(const std::string& target, const std::string& prog) {
+    if (const ProxyProgram* p = find_proxy_program(prog))
+        return AttachPoint{p->attach_point(), p, Mechanism::kTracepoint, ""};
+    if (prog.rfind("hl_fentry", 0) == 0) return AttachPoint{"fentry/" + target, nullptr, Mechanism::kFentry, target};
+    if (prog == "hl_kprobe") return AttachPoint{"kprobe/" + target, nullptr, Mechanism::kKprobe, target};
+    return std::nullopt;
+}
+
+std::string attach_name(const std::string& target, const std::string& prog) {
+    auto ap = attach_point(target, prog);
+    return ap ? ap->name : "";
 }
 
 bool is_exit(const std::string& prog) { return prog == "hl_fexit" || prog == "hl_kretprobe"; }
-
-std::uint64_t stat(int fd, std::uint64_t* time_ns) {
-    bpf_prog_info info{};
-    std::uint32_t len = sizeof info;
-    if (bpf_obj_get_info_by_fd(fd, &info, &len)) return 0;
-    *time_ns = info.run_time_ns;
-    return info.run_cnt;
-}
 
 // One empty program on one attach point.
 struct EmptyProbe {
     std::unique_ptr<LoadedObject> obj;
     std::string prog;
+    ProgRunStats at_start;
+    ProgRunStats now() const { return prog_run_stats(obj->obj(), prog.c_str()).value_or(ProgRunStats{}); }
 };
 
-Result<EmptyProbe> load_empty(const std::string& attach, bool toucher = false) {
+// The empty program of an attach point, or with `lead` the program attached
+// ahead of every measured variant (registry: ProxyProgram::lead).
+std::string empty_program(const AttachPoint& ap, bool lead) {
+    if (ap.proxy) return lead && !ap.proxy->lead.empty() ? ap.proxy->lead : ap.proxy->empty;
+    return ap.mechanism == Mechanism::kKprobe ? "hl_empty_kprobe" : "hl_empty_fentry";
+}
+
+// Loads and attaches one program of object S, nothing else of it; nullopt when
+// S has no program of that name.
+template <class S>
+std::optional<Result<EmptyProbe>> load_only(const AttachPoint& ap, const std::string& name) {
     LibbpfCapture cap;
-    SkelGuard<hl_empty_bpf> s(hl_empty_bpf::open());
+    SkelGuard<S> s(S::open());
     if (!s) return make_error("empty program: open", errno);
-    bpf_program* want = nullptr;
-    std::string func;
-    if (attach == "tp_btf/consume_skb") want = toucher ? s->progs.hl_touch_consume_skb : s->progs.hl_empty_tp_consume_skb;
-    else if (attach == "tp_btf/kfree_skb") want = toucher ? s->progs.hl_touch_kfree_skb : s->progs.hl_empty_tp_kfree_skb;
-    else if (toucher) return make_error("no warm-up program for " + attach, EINVAL);
-    else if (attach == "tp_btf/workqueue_queue_work") want = s->progs.hl_empty_tp_queue_work;
-    else if (attach.rfind("fentry/", 0) == 0) {
-        want = s->progs.hl_empty_fentry;
-        func = attach.substr(7);
-        bpf_program__set_attach_target(want, 0, func.c_str());
-    } else if (attach.rfind("kprobe/", 0) == 0) {
-        want = s->progs.hl_empty_kprobe;
-        func = attach.substr(7);
-    }
-    if (!want) return make_error("no empty program for " + attach, EINVAL);
+    bpf_program* want = bpf_object__find_program_by_name(s->obj, name.c_str());
+    if (!want) return std::nullopt;
+    if (ap.mechanism == Mechanism::kFentry) bpf_program__set_attach_target(want, 0, ap.func.c_str());
     bpf_program* p;
     bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(p, p == want);
-    int err = hl_empty_bpf::load(s.get());
-    if (err) {
-        Error e = make_error("empty program for " + attach + ": load", err);
+    if (int err = S::load(s.get())) {
+        Error e = make_error("empty program for " + ap.name + ": load", err);
         e.detail = cap.tail(6);
         return e;
     }
-    bpf_link* l = attach.rfind("kprobe/", 0) == 0 ? bpf_program__attach_kprobe(want, false, func.c_str())
-                                                   : bpf_program__attach(want);
-    if (!l) return make_error("empty program for " + attach + ": attach", errno);
+    bpf_link* l = ap.mechanism == Mechanism::kKprobe ? bpf_program__attach_kprobe(want, false, ap.func.c_str())
+                                                     : bpf_program__attach(want);
+    if (!l) return make_error("empty program for " + ap.name + ": attach", errno);
     EmptyProbe e;
-    e.prog = bpf_program__name(want);
+    e.prog = name;
     e.obj = s.release();
     e.obj->own_link(l);
     return e;
+}
+
+// A proxy's empty and lead programs live in the empty object or next to the
+// proxy's own programs.
+Result<EmptyProbe> load_empty(const AttachPoint& ap, bool lead) {
+    std::string name = empty_program(ap, lead);
+    if (auto e = load_only<hl_empty_bpf>(ap, name)) return std::move(*e);
+    if (ap.proxy)
+        if (auto e = load_only<hl_proxy_bpf>(ap, name)) return std::move(*e);
+    return make_error("no empty program for " + ap.name, EINVAL);
+}
+
+struct VariantOptions {
+    SessionOptions count, latency, handoff;
+};
+
+VariantOptions variant_options(const CostOptions& opts) {
+    SessionOptions base;
+    base.targets = opts.targets;
+    base.funcs = opts.funcs;
+    base.forced = opts.forced;
+    base.workq = false;
+    VariantOptions v{base, base, base};
+    v.count.latency = false;
+    v.count.handoffs = false;
+    v.latency.latency = true;
+    v.latency.handoffs = false;
+    v.handoff.latency = false;
+    v.handoff.handoffs = true;
+    return v;
+}
+
+// The attach points of the counting variant, from a session closed again so that
+// the lead programs can be attached ahead of every measured variant.
+Result<std::vector<AttachPoint>> find_attach_points(const SessionOptions& count, const KernelInfo& k,
+                                                    const Topology& topo) {
+    auto plan_only = Session::open(count, k, topo);
+    if (!plan_only) return plan_only.error();
+    auto snap = (*plan_only)->read();
+    if (!snap) return snap.error();
+    std::vector<AttachPoint> out;
+    std::set<std::string> seen;
+    for (auto& c : snap->cost)
+        if (auto ap = attach_point(c.target, c.program); ap && seen.insert(ap->name).second) out.push_back(*ap);
+    return out;
+}
+
+// Empty programs by attach point; with `lead`, failures are skipped silently (the
+// lead only shields the measured variants from cold code and cold lines).
+std::map<std::string, EmptyProbe> attach_empties(const std::vector<AttachPoint>& points, bool lead,
+                                                 std::vector<std::string>* notes) {
+    std::map<std::string, EmptyProbe> out;
+    for (auto& ap : points) {
+        auto e = load_empty(ap, lead);
+        if (!e) {
+            if (notes) notes->push_back(e.error().message());
+            continue;
+        }
+        out.emplace(ap.name, std::move(*e));
+    }
+    return out;
+}
+
+// Latency: the entry program plus its exit program, per call.
+std::optional<CostVariant> latency_variant(const std::vector<ProgCost>& cost, const std::string& target,
+                                           const std::string& ap) {
+    CostVariant lv{"latency", "", 0, 0};
+    bool entry_seen = false;
+    for (auto& x : cost) {
+        if (x.target != target) continue;
+        if (attach_name(x.target, x.program) == ap) {
+            lv.program = x.program;
+            lv.run_cnt = x.run_cnt;
+            lv.run_time_ns += x.run_time_ns;
+            entry_seen = true;
+        } else if (is_exit(x.program)) {
+            lv.program += "+" + x.program;
+            lv.run_time_ns += x.run_time_ns;
+        }
+    }
+    if (!entry_seen) return std::nullopt;
+    return lv;
+}
+
+struct VariantSessions {
+    std::unique_ptr<Session> count, latency, handoff;
+};
+
+struct VariantDeltas {
+    Interval count, latency, handoff;
+};
+
+CostRow make_row(const ProgCost& c, const std::string& ap, const std::map<std::string, EmptyProbe>& empties,
+                 const VariantSessions& s, const VariantDeltas& d) {
+    CostRow row;
+    row.target = c.target;
+    row.attach = ap;
+    if (const TargetPlan* tp = s.count->plan().find(c.target)) row.mechanism = tp->mechanism;
+    if (auto it = empties.find(ap); it != empties.end()) {
+        ProgRunStats now = it->second.now(), then = it->second.at_start;
+        row.variants.push_back(
+            {"empty", it->second.prog, now.run_cnt - then.run_cnt, now.run_time_ns - then.run_time_ns});
+    }
+    row.variants.push_back({"count", c.program, c.run_cnt, c.run_time_ns});
+    const TargetPlan* ltp = s.latency->plan().find(c.target);
+    if (auto lv = latency_variant(d.latency.d.cost, c.target, ap); lv && ltp && ltp->latency)
+        row.variants.push_back(*lv);
+    for (auto& x : d.handoff.d.cost)
+        if (x.target == c.target && attach_name(x.target, x.program) == ap)
+            row.variants.push_back({"handoff", x.program, x.run_cnt, x.run_time_ns});
+    return row;
+}
+
+// Runs `work` between two reads of every variant session and empty program.
+Result<VariantDeltas> measure(const VariantSessions& s, std::map<std::string, EmptyProbe>& empties,
+                              const std::function<Status()>& work, double* seconds) {
+    for (auto& [ap, e] : empties) e.at_start = e.now();
+    auto c0 = s.count->read(), l0 = s.latency->read(), h0 = s.handoff->read();
+    if (!c0 || !l0 || !h0) return make_error("reading run statistics", EIO);
+    double t0 = monotonic_seconds();
+    if (auto st = work(); !st) return st.error();
+    auto c1 = s.count->read(), l1 = s.latency->read(), h1 = s.handoff->read();
+    if (!c1 || !l1 || !h1) return make_error("reading run statistics", EIO);
+    *seconds = monotonic_seconds() - t0;
+    return VariantDeltas{delta(*c0, *c1), delta(*l0, *l1), delta(*h0, *h1)};
 }
 
 }  // namespace
 
 Result<CostReport> measure_cost(const CostOptions& opts, const KernelInfo& k, const Topology& topo,
                                 const std::function<Status()>& work) {
-    SessionOptions base;
-    base.targets = opts.targets;
-    base.funcs = opts.funcs;
-    base.forced = opts.forced;
-    base.workq = false;
-    base.sample_freq = 999;
-
-    SessionOptions count = base, latency = base, handoff = base;
-    count.latency = false;
-    count.handoffs = false;
-    latency.latency = true;
-    latency.handoffs = false;
-    handoff.latency = false;
-    handoff.handoffs = true;
-
-    // A first session finds the attach points; it is closed again so that the
-    // warm-up programs can be attached ahead of every measured variant.
-    std::vector<ProgCost> points;
-    {
-        auto plan_only = Session::open(count, k, topo);
-        if (!plan_only) return plan_only.error();
-        auto snap = (*plan_only)->read();
-        if (!snap) return snap.error();
-        points = snap->cost;
-    }
+    VariantOptions vo = variant_options(opts);
+    auto points = find_attach_points(vo.count, k, topo);
+    if (!points) return points.error();
     // A lead program goes first on every attach point: the first program of a
     // tracepoint or trampoline runs on cold dispatch code and stats lines and is
-    // charged ~100-300 ns more than a later one (measured: an empty program costs
-    // 150-330 ns first and ~50 ns second on workqueue_queue_work), which would
-    // otherwise fall on whichever variant happens to be attached first.  On the
-    // skb tracepoints the lead also reads skb->_skb_refdst, so the line the
-    // counting bodies read is not charged to the first of them either.
+    // charged more than a later one (docs/overhead.md), which would otherwise fall
+    // on whichever variant happens to be attached first.
+    auto leads = attach_empties(*points, true, nullptr);
     CostReport rep;
-    std::vector<EmptyProbe> touchers;
-    std::set<std::string> led;
-    for (auto& c : points) {
-        std::string ap = attach_point(c.target, c.program);
-        if (ap.empty() || !led.insert(ap).second) continue;
-        bool skb = ap.rfind("tp_btf/", 0) == 0 && ap.find("skb") != std::string::npos;
-        if (auto t = load_empty(ap, skb)) touchers.push_back(std::move(*t));
-    }
-    auto s_count = Session::open(count, k, topo);
-    if (!s_count) return s_count.error();
-    std::map<std::string, EmptyProbe> empties;  // by attach point
-    for (auto& c : points) {
-        std::string ap = attach_point(c.target, c.program);
-        if (ap.empty() || empties.count(ap)) continue;
-        auto e = load_empty(ap);
-        if (!e) {
-            rep.notes.push_back(e.error().message());
-            continue;
-        }
-        empties.emplace(ap, std::move(*e));
-    }
-    auto s_latency = Session::open(latency, k, topo);
-    if (!s_latency) return s_latency.error();
-    auto s_handoff = Session::open(handoff, k, topo);
-    if (!s_handoff) return s_handoff.error();
+    VariantSessions s;
+    auto count = Session::open(vo.count, k, topo);
+    if (!count) return count.error();
+    s.count = std::move(*count);
+    auto empties = attach_empties(*points, false, &rep.notes);
+    auto latency = Session::open(vo.latency, k, topo);
+    if (!latency) return latency.error();
+    s.latency = std::move(*latency);
+    auto handoff = Session::open(vo.handoff, k, topo);
+    if (!handoff) return handoff.error();
+    s.handoff = std::move(*handoff);
 
-    std::map<std::string, std::uint64_t> empty_cnt0, empty_ns0;
-    for (auto& [ap, e] : empties) {
-        bpf_program* p = bpf_object__find_program_by_name(e.obj->obj(), e.prog.c_str());
-        empty_cnt0[ap] = stat(bpf_program__fd(p), &empty_ns0[ap]);
-    }
-    auto c0 = (*s_count)->read(), l0 = (*s_latency)->read(), h0 = (*s_handoff)->read();
-    if (!c0 || !l0 || !h0) return make_error("reading run statistics", EIO);
-    double t0 = monotonic_seconds();
-    if (auto st = work(); !st) return st.error();
-    auto c1 = (*s_count)->read(), l1 = (*s_latency)->read(), h1 = (*s_handoff)->read();
-    if (!c1 || !l1 || !h1) return make_error("reading run statistics", EIO);
-    rep.seconds = monotonic_seconds() - t0;
-
+    auto d = measure(s, empties, work, &rep.seconds);
+    if (!d) return d.error();
     // Rows: one per attach point of the counting session, in plan order.
-    auto dc = delta(*c0, *c1), dl = delta(*l0, *l1), dh = delta(*h0, *h1);
-    for (auto& c : dc.d.cost) {
-        std::string ap = attach_point(c.target, c.program);
+    for (auto& c : d->count.d.cost) {
+        std::string ap = attach_name(c.target, c.program);
         if (ap.empty()) continue;
-        CostRow row;
-        row.target = c.target;
-        row.attach = ap;
-        if (const TargetPlan* tp = (*s_count)->plan().find(c.target)) row.mechanism = tp->mechanism;
-        auto it = empties.find(ap);
-        if (it != empties.end()) {
-            bpf_program* p = bpf_object__find_program_by_name(it->second.obj->obj(), it->second.prog.c_str());
-            std::uint64_t ns = 0, cnt = stat(bpf_program__fd(p), &ns);
-            row.variants.push_back({"empty", it->second.prog, cnt - empty_cnt0[ap], ns - empty_ns0[ap]});
-        }
-        row.variants.push_back({"count", c.program, c.run_cnt, c.run_time_ns});
-        // Latency: the entry program plus its exit program, per call.
-        CostVariant lv{"latency", "", 0, 0};
-        bool entry_seen = false;
-        for (auto& x : dl.d.cost) {
-            if (x.target != c.target) continue;
-            if (attach_point(x.target, x.program) == ap) {
-                lv.program = x.program;
-                lv.run_cnt = x.run_cnt;
-                lv.run_time_ns += x.run_time_ns;
-                entry_seen = true;
-            } else if (is_exit(x.program)) {
-                lv.program += "+" + x.program;
-                lv.run_time_ns += x.run_time_ns;
-            }
-        }
-        const TargetPlan* ltp = (*s_latency)->plan().find(c.target);
-        if (entry_seen && ltp && ltp->latency) row.variants.push_back(lv);
-        for (auto& x : dh.d.cost)
-            if (x.target == c.target && attach_point(x.target, x.program) == ap)
-                row.variants.push_back({"handoff", x.program, x.run_cnt, x.run_time_ns});
+        CostRow row = make_row(c, ap, empties, s, *d);
         if (const CostVariant* e = row.find("empty"); e && e->run_cnt < kCostMinHits)
             rep.notes.push_back(fmt::format(
                 "{} on {}: {} hits in {:.1f} s, too few for a stable per-hit price; drive it harder "
@@ -234,7 +280,7 @@ Result<CostReport> measure_cost(const CostOptions& opts, const KernelInfo& k, co
                 row.target, row.attach, e->run_cnt, rep.seconds));
         rep.rows.push_back(std::move(row));
     }
-    for (auto& c : dc.d.cost)
+    for (auto& c : d->count.d.cost)
         if (c.program == "hl_sample")
             rep.notes.push_back(fmt::format("sampling handler: {:.0f} ns per sample ({} samples); no empty "
                                             "perf_event twin is attached",

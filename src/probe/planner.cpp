@@ -48,7 +48,7 @@ std::optional<std::string> precheck(const TargetDef& t, Mechanism m, const PlanF
             return std::string();
         }
         case Mechanism::kTracepoint:
-            if (t.proxy == Proxy::kNone) return "no tracepoint proxy for " + t.name;
+            if (!t.proxy) return "no tracepoint proxy for " + t.name;
             if (!f.can_bpf) return "missing CAP_BPF";
             if (!f.btf) return "tp_btf needs kernel BTF";
             return std::string();

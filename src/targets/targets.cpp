@@ -4,25 +4,104 @@
 #include <cctype>
 #include <iterator>
 
+#include "hotline/abi.h"
+
 namespace hotline {
+
+namespace {
+
+std::string random_mix_text(const std::string& mix, bool sym) {
+    if (!sym && mix.empty())
+        return "mix_interrupt_randomness is not in this kernel: add_interrupt_randomness mixes inline "
+               "(before 5.18, or the path was changed): no queue_work_on from it";
+    if (mix == "timer_list")
+        return "mix_interrupt_randomness runs from a per-CPU timer on this kernel (fast_pool.mix is a "
+               "timer_list: 748bc4dd9e66 is present): the interrupt path queues no work";
+    if (mix == "work_struct")
+        return "mix_interrupt_randomness is queued with queue_work_on from the interrupt path on this "
+               "kernel (fast_pool.mix is a work_struct: 58340f8e952b without 748bc4dd9e66): "
+               "see the work-function table";
+    return "mix_interrupt_randomness is present; fast_pool.mix type unknown (" +
+           (mix.empty() ? std::string("no BTF") : mix) + ")";
+}
+
+}  // namespace
 
 const std::vector<TargetDef>& builtin_targets() {
     static const std::vector<TargetDef> targets = {
-        {"dst_release", "drops a dst_entry reference: the refcount cache line every CPU writes",
-         Proxy::kSkbFree, Fidelity::kPartial,
-         "tp_btf consume_skb+kfree_skb: skbs freed holding a refcounted dst", "", ObjectKind::kArg, 0,
-         "dst_entry", -1, false},
-        {"ipv4_dst_check", "validates a cached route: reads obsolete/rt_genid next to the refcount",
-         Proxy::kNone, Fidelity::kNone, "", "", ObjectKind::kArg, 0, "dst_entry", -1, false},
-        {"tcp_prequeue", "queued skbs to the reader and forced a dst reference (3.10-4.13)",
-         Proxy::kNone, Fidelity::kNone, "",
-         "not in this kernel: tcp_prequeue was removed in 4.14 (e7942d0633c4)", ObjectKind::kSkbDst, 1,
-         "dst_entry", -1, false},
-        {"queue_work_on", "queues a work item on a CPU; called from the interrupt path on 5.18-6.0",
-         Proxy::kQueueWork, Fidelity::kExact, "tp_btf workqueue_queue_work (fires once per queued work)",
-         "", ObjectKind::kArg, 2, "work_struct", 0, false},
+        {
+            .name = "dst_release",
+            .role = "drops a dst_entry reference: the refcount cache line every CPU writes",
+            // Each skb freed holding a refcounted dst drops one dst reference, but
+            // dst_release has other callers: partial.
+            .proxy = TracepointProxy{
+                .fidelity = Fidelity::kPartial,
+                .description = "tp_btf consume_skb+kfree_skb: skbs freed holding a refcounted dst",
+                .programs = {{.tracepoint = "consume_skb",
+                              .count = "hl_tp_consume_skb",
+                              .track = "hl_tp_consume_skb_track",
+                              .empty = "hl_empty_tp_consume_skb",
+                              .lead = "hl_touch_consume_skb"},
+                             {.tracepoint = "kfree_skb",
+                              .count = "hl_tp_kfree_skb",
+                              .track = "hl_tp_kfree_skb_track",
+                              .empty = "hl_empty_tp_kfree_skb",
+                              .lead = "hl_touch_kfree_skb"}},
+                .hits_slot = HL_SLOT_SKB_FREE,
+            },
+            .object = ObjectKind::kArg,
+            .object_arg = 0,
+            .object_type = "dst_entry",
+        },
+        {
+            .name = "ipv4_dst_check",
+            .role = "validates a cached route: reads obsolete/rt_genid next to the refcount",
+            .object = ObjectKind::kArg,
+            .object_arg = 0,
+            .object_type = "dst_entry",
+        },
+        {
+            .name = "tcp_prequeue",
+            .role = "queued skbs to the reader and forced a dst reference (3.10-4.13)",
+            .absent_note = "not in this kernel: tcp_prequeue was removed in 4.14 (e7942d0633c4)",
+            .object = ObjectKind::kSkbDst,
+            .object_arg = 1,
+            .object_type = "dst_entry",
+        },
+        {
+            .name = "queue_work_on",
+            .role = "queues a work item on a CPU; called from the interrupt path on 5.18-6.0",
+            .proxy = TracepointProxy{
+                .fidelity = Fidelity::kExact,
+                .description = "tp_btf workqueue_queue_work (fires once per queued work)",
+                .programs = {{.tracepoint = "workqueue_queue_work",
+                              .count = "hl_tp_queue_work",
+                              .track = "hl_tp_queue_work_track",
+                              .empty = "hl_empty_tp_queue_work"}},
+                .hits_slot = HL_SLOT_QUEUE_WORK,
+            },
+            .object = ObjectKind::kArg,
+            .object_arg = 2,
+            .object_type = "work_struct",
+            .remote_cpu_arg = 0,
+            .workqueue_attribution = true,
+            // The second regression: mix_interrupt_randomness queued from the interrupt path.
+            .finding = KernelFinding{.btf_struct = "fast_pool",
+                                     .btf_member = "mix",
+                                     .symbol = "mix_interrupt_randomness",
+                                     .describe = random_mix_text},
+        },
     };
     return targets;
+}
+
+const ProxyProgram* find_proxy_program(std::string_view program) {
+    for (auto& t : builtin_targets()) {
+        if (!t.proxy) continue;
+        for (auto& p : t.proxy->programs)
+            if (p.count == program || p.track == program) return &p;
+    }
+    return nullptr;
 }
 
 const TargetDef* find_target(std::string_view name) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "hotline/prog_stats.hpp"
 
 namespace hotline::bench {
 
@@ -88,12 +89,10 @@ inline std::optional<std::vector<bpf_link*>> attach_in_order(bpf_object* obj, co
 // Run count of a program since it was loaded and its ns per run; 0 runs when
 // it never ran (or its statistics cannot be read).
 inline std::uint64_t run_stats(bpf_object* obj, const char* name, double* ns_per_run) {
-    bpf_program* p = bpf_object__find_program_by_name(obj, name);
-    bpf_prog_info info{};
-    std::uint32_t len = sizeof info;
-    if (!p || bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) || !info.run_cnt) return 0;
-    *ns_per_run = double(info.run_time_ns) / double(info.run_cnt);
-    return info.run_cnt;
+    auto st = prog_run_stats(obj, name);
+    if (!st || !st->run_cnt) return 0;
+    *ns_per_run = st->ns_per_run();
+    return st->run_cnt;
 }
 
 }  // namespace hotline::bench

@@ -29,6 +29,7 @@
 
 #include "bench_util.hpp"
 #include "hotline/cost.hpp"
+#include "hotline/prog_stats.hpp"
 #include "hotline/scenario.hpp"
 #include "hotline/session.hpp"
 #include "hotline/workload.hpp"
@@ -62,7 +63,7 @@ std::map<std::uint32_t, ProgStat> all_progs() {
     while (bpf_prog_get_next_id(id, &id) == 0) {
         int fd = bpf_prog_get_fd_by_id(id);
         if (fd < 0) continue;
-        bpf_prog_info info{};
+        bpf_prog_info info{};  // the name as well as the run statistics
         std::uint32_t len = sizeof info;
         if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
             out[id] = {info.name, info.run_cnt, info.run_time_ns};
@@ -229,14 +230,8 @@ Result<std::map<std::string, TriggerRow>> run_trigger(int rounds, int batches) {
                 link = bpf_program__attach(v.prog);
                 if (!link) return make_error(fmt::format("trigger benchmark: attach {}", v.name), errno);
             }
-            std::uint64_t cnt0 = 0, ns0 = 0;
-            if (v.prog) {
-                bpf_prog_info info{};
-                std::uint32_t len = sizeof info;
-                bpf_obj_get_info_by_fd(bpf_program__fd(v.prog), &info, &len);
-                cnt0 = info.run_cnt;
-                ns0 = info.run_time_ns;
-            }
+            ProgRunStats before;
+            if (v.prog) before = prog_run_stats(bpf_program__fd(v.prog)).value_or(ProgRunStats{});
             std::vector<double> per;
             for (int b = 0; b < batches; ++b) {
                 LIBBPF_OPTS(bpf_test_run_opts, topts);
@@ -252,11 +247,10 @@ Result<std::map<std::string, TriggerRow>> run_trigger(int rounds, int batches) {
             double ns = spread(per).median;
             out[v.name].ns_per_trigger.push_back(ns);
             if (v.prog) {
-                bpf_prog_info info{};
-                std::uint32_t len = sizeof info;
-                bpf_obj_get_info_by_fd(bpf_program__fd(v.prog), &info, &len);
-                if (info.run_cnt > cnt0)
-                    out[v.name].ns_per_run.push_back(double(info.run_time_ns - ns0) / double(info.run_cnt - cnt0));
+                auto after = prog_run_stats(bpf_program__fd(v.prog)).value_or(ProgRunStats{});
+                if (after.run_cnt > before.run_cnt)
+                    out[v.name].ns_per_run.push_back(double(after.run_time_ns - before.run_time_ns) /
+                                                     double(after.run_cnt - before.run_cnt));
                 bpf_link__destroy(link);
             }
         }

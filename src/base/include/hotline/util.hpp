@@ -1,4 +1,4 @@
-// Small parsers shared by the front ends.
+// Small parsers and helpers shared by the layers.
 #pragma once
 
 #include <string>
@@ -20,6 +20,9 @@ std::vector<std::string> split_list(std::string_view s);
 
 // This process's command line, arguments joined by spaces (for journals and reports).
 std::string own_command_line();
+
+// CLOCK_MONOTONIC in seconds: the time base of snapshots and intervals.
+double monotonic_seconds();
 
 // Writes a file atomically: temp file in the same directory, fsync, rename.
 Status write_file_atomic(const std::string& path, std::string_view data);

@@ -13,6 +13,7 @@
 #include "hotline/metrics.hpp"
 #include "hotline/planner.hpp"
 #include "hotline/result.hpp"
+#include "hotline/util.hpp"  // monotonic_seconds, the time base of snapshots
 
 namespace hotline {
 
@@ -24,15 +25,15 @@ struct SessionOptions {
     std::vector<std::string> funcs;  // custom targets: NAME or NAME:argN
     bool handoffs = true;            // track object handoffs where the target has an object
     int handoff_sample = 1;          // track 1 of N objects (by address hash)
-    std::uint32_t owner_capacity = 16384;  // LRU owner map entries per target
-    bool workq = true;               // queue_work_on attribution programs
+    std::uint32_t owner_capacity = 16384;  // owner table entries per target (a 2-way set-associative array)
+    bool workq = true;               // workqueue attribution programs, for targets whose entry asks for them
 };
 
 // What a session found out besides counters.
 struct SessionInfo {
     std::vector<LineLayout> layouts;    // per object type watched
     std::vector<std::string> notes;     // e.g. layout lookups that failed
-    std::string random_mix;             // the mix_interrupt_randomness finding
+    std::string random_mix;             // the registry's kernel findings (KernelFinding) of observable targets
     std::string workq;                  // attribution programs: "attached" or why not
 };
 
@@ -56,10 +57,5 @@ Status check_privileges(const KernelInfo& k);
 // Resolves target names plus --func specs; an unknown name lists the valid ones.
 Result<std::vector<TargetDef>> resolve_targets(const std::vector<std::string>& names,
                                                const std::vector<std::string>& funcs = {});
-
-// What this kernel does with mix_interrupt_randomness (the second regression's path).
-std::string random_mix_finding(const KernelBtf* btf, const Kallsyms* ksyms);
-
-double monotonic_seconds();
 
 }  // namespace hotline

@@ -1,0 +1,48 @@
+// kprobe (+ kretprobe for latency) on the target function: exact counts where
+// fentry is refused.
+#include <cerrno>
+
+#include "attach.hpp"
+#include "kprobe.skel.h"
+
+namespace hotline {
+
+namespace {
+
+class KprobeAttach final : public MechanismAttach {
+public:
+    AttachOutcome attach(const TargetDef& t, AttachEnv& env) override {
+        LibbpfCapture cap;
+        SkelGuard<hl_kprobe_bpf> s(hl_kprobe_bpf::open());
+        if (!s) return refused(errname(errno) + " at open");
+        s->rodata->hl_latency = env.opts.latency;
+        std::uint32_t slot = 0;
+        if (auto e = env.direct_slot(t.name, &slot); e || (e = share_hits(s.get(), env.hits_fd, slot)))
+            return refused(*e);
+        bool tracking = configure_tracking(s.get(), t, env.opts, false);
+        bpf_program__set_autoload(s->progs.hl_kretprobe, env.opts.latency);
+        if (int err = hl_kprobe_bpf::load(s.get())) return refused(env.load_reason(err, cap.tail(8)));
+        // Exit before entry, as for fentry: no entry may run without its exit attached.
+        bool latency = env.opts.latency;
+        std::string note;
+        if (latency) {
+            s->links.hl_kretprobe = bpf_program__attach_kprobe(s->progs.hl_kretprobe, true, t.name.c_str());
+            if (!s->links.hl_kretprobe) {
+                latency = false;
+                note = " (kretprobe refused: " + errname(errno) + ")";
+            }
+        }
+        s->links.hl_kprobe = bpf_program__attach_kprobe(s->progs.hl_kprobe, false, t.name.c_str());
+        if (!s->links.hl_kprobe) return refused(errname(errno) + " at attach of kprobe:" + t.name);
+        Attached a{s.release(), t.name, Mechanism::kKprobe, {"hl_kprobe"}, tracking, t.object_type, slot, {}, {}};
+        if (latency) a.programs.push_back("hl_kretprobe");
+        env.attached.push_back(std::move(a));
+        return {true, (latency ? "kprobe+kretprobe " : "kprobe ") + t.name + note, latency, Fidelity::kExact, ""};
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<MechanismAttach> make_kprobe_attach() { return std::make_unique<KprobeAttach>(); }
+
+}  // namespace hotline

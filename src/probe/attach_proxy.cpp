@@ -1,0 +1,75 @@
+// Tracepoint proxies: tp_btf programs on tracepoints standing in for a function
+// (registry entries' TracepointProxy), found by name in the proxy object.
+#include <fmt/format.h>
+
+#include <cerrno>
+
+#include "attach.hpp"
+#include "empty.skel.h"
+#include "hotline/proxy_programs.hpp"
+#include "proxy.skel.h"
+
+namespace hotline {
+
+namespace {
+
+class ProxyAttach final : public MechanismAttach {
+public:
+    AttachOutcome attach(const TargetDef& t, AttachEnv& env) override {
+        if (!t.proxy) return refused("no tracepoint proxy for " + t.name);
+        LibbpfCapture cap;
+        SkelGuard<hl_proxy_bpf> s(hl_proxy_bpf::open());
+        if (!s) return refused(errname(errno) + " at open");
+        bool tracking = configure_tracking(s.get(), t, env.opts, true);
+        std::vector<bpf_program*> progs;
+        for (auto& p : t.proxy->programs) {
+            const std::string& name = tracking ? p.track : p.count;
+            bpf_program* prog = bpf_object__find_program_by_name(s->obj, name.c_str());
+            if (!prog) return refused("tp_btf: no program " + name + " in the proxy object");
+            progs.push_back(prog);
+        }
+        bpf_program* p;
+        bpf_object__for_each_program(p, s->obj) {
+            bpf_program__set_autoload(p, std::find(progs.begin(), progs.end(), p) != progs.end());
+        }
+        if (auto why = share_hits(s.get(), env.hits_fd, t.proxy->hits_slot)) return refused(*why);
+        if (int err = hl_proxy_bpf::load(s.get())) return refused("tp_btf: " + env.load_reason(err, cap.tail(8)));
+        auto obj = s.release();
+        Attached a{nullptr, t.name, Mechanism::kTracepoint, {}, tracking, t.object_type, t.proxy->hits_slot, {}, {}};
+        for (auto* q : progs) {
+            bpf_link* l = bpf_program__attach(q);
+            if (!l) return refused(fmt::format("tp_btf: {} at attach of {}", errname(errno), bpf_program__name(q)));
+            obj->own_link(l);
+            a.programs.push_back(bpf_program__name(q));
+        }
+        a.obj = std::move(obj);
+        env.attached.push_back(std::move(a));
+        return {true, t.proxy->description, false, t.proxy->fidelity, ""};
+    }
+};
+
+template <class S>
+bool has_program(const std::string& name) {
+    SkelGuard<S> s(S::open());
+    return s && bpf_object__find_program_by_name(s->obj, name.c_str());
+}
+
+}  // namespace
+
+std::unique_ptr<MechanismAttach> make_proxy_attach() { return std::make_unique<ProxyAttach>(); }
+
+std::vector<std::string> missing_proxy_programs(const TargetDef& t) {
+    std::vector<std::string> out;
+    if (!t.proxy) return out;
+    for (auto& p : t.proxy->programs) {
+        for (auto* n : {&p.count, &p.track})
+            if (!has_program<hl_proxy_bpf>(*n)) out.push_back(*n + " (not in the proxy object)");
+        // `cost` looks for the empty and lead programs in the empty object, then in the proxy object.
+        for (auto* n : {&p.empty, &p.lead})
+            if (!n->empty() && !has_program<hl_empty_bpf>(*n) && !has_program<hl_proxy_bpf>(*n))
+                out.push_back(*n + " (in neither the empty nor the proxy object)");
+    }
+    return out;
+}
+
+}  // namespace hotline

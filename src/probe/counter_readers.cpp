@@ -1,0 +1,232 @@
+#include "counter_readers.hpp"
+
+#include <bpf/bpf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fmt/format.h>
+
+#include "hotline/prog_stats.hpp"
+
+namespace hotline {
+
+namespace {
+
+// One lookup of key 0 in a per-CPU array map: one value per possible CPU.
+template <class V>
+Result<std::vector<V>> lookup_percpu(int fd, int ncpu, const std::string& what) {
+    std::vector<V> vals(static_cast<std::size_t>(ncpu));
+    std::uint32_t key = 0;
+    if (bpf_map_lookup_elem(fd, &key, vals.data())) return make_error("reading " + what, errno);
+    return vals;
+}
+
+// A read-only shared mapping of an mmapable array map, unmapped with the last owner.
+Result<std::shared_ptr<const void>> map_view(bpf_map* m) {
+    std::size_t page = std::size_t(sysconf(_SC_PAGESIZE));
+    std::size_t bytes = std::size_t(bpf_map__value_size(m)) * bpf_map__max_entries(m);
+    bytes = (bytes + page - 1) / page * page;
+    void* p = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
+    if (p == MAP_FAILED) return make_error(fmt::format("mapping the {} map", bpf_map__name(m)), errno);
+    return std::shared_ptr<const void>(p, [bytes](const void* q) { munmap(const_cast<void*>(q), bytes); });
+}
+
+}  // namespace
+
+ProgCost prog_cost(const bpf_object* obj, const std::string& target, const std::string& program) {
+    ProgCost pc;
+    pc.target = target;
+    pc.program = program;
+    if (auto st = prog_run_stats(obj, program.c_str())) {
+        pc.run_cnt = st->run_cnt;
+        pc.run_time_ns = st->run_time_ns;
+        pc.recursion_misses = st->recursion_misses;
+    }
+    return pc;
+}
+
+int CounterReader::ncpu() const { return libbpf_num_possible_cpus(); }
+
+int CounterReader::cpu_of(int idx) const {
+    int cpu = idx < int(topo_.cpus.size()) ? topo_.cpus[std::size_t(idx)] : idx;
+    return cpu < int(width()) ? cpu : -1;
+}
+
+std::uint64_t CounterReader::object_id(const std::string& target, std::uint64_t addr) const {
+    auto [it, fresh] = ids_.try_emplace({target, addr}, next_id_);
+    if (fresh) ++next_id_;
+    return it->second;
+}
+
+Result<std::vector<hl_hits>> CounterReader::read_hits(int hits_fd) const {
+    return lookup_percpu<hl_hits>(hits_fd, ncpu(), "the hit counters");
+}
+
+Status CounterReader::read_target(const Attached& a, const std::vector<hl_hits>& hits, const TargetPlan* tp,
+                                  Snapshot& s) const {
+    TargetCounters c;
+    c.target = a.target;
+    c.mechanism = a.mech;
+    c.fidelity = tp ? tp->fidelity : Fidelity::kNone;
+    c.has_latency = tp && tp->latency;
+    c.calls.assign(width(), 0);
+    c.events.assign(width(), 0);
+    // Proxies are not timed and have no `counts` map: their latency counters stay zero.
+    int counts_fd = a.obj->map_fd("counts");
+    auto vals = counts_fd < 0 ? Result<std::vector<hl_counts>>(std::vector<hl_counts>(std::size_t(ncpu())))
+                              : lookup_percpu<hl_counts>(counts_fd, ncpu(), "counters of " + a.target);
+    if (!vals) return vals.error();
+    for (int i = 0; i < ncpu(); ++i) {
+        int cpu = cpu_of(i);
+        if (cpu < 0) continue;
+        c.calls[cpu] = hits[std::size_t(i)].t[a.slot].calls;
+        c.events[cpu] = hits[std::size_t(i)].t[a.slot].events;
+        const hl_counts& v = (*vals)[std::size_t(i)];
+        c.lat_count += v.lat_count;
+        c.lat_sum_ns += v.lat_sum_ns;
+        c.lat_lost += v.lat_lost;
+        for (int b = 0; b < HL_HIST_SLOTS; ++b) c.hist[b] += v.hist[b];
+    }
+    if (a.handoffs)
+        if (auto st = read_handoffs(a, c, s.objects); !st) return st.error();
+    s.targets.push_back(std::move(c));
+    return ok_status();
+}
+
+Status CounterReader::read_handoffs(const Attached& a, TargetCounters& c, std::vector<HotObject>& objects) const {
+    c.has_handoffs = true;
+    c.object_type = a.object_type;
+    auto& h = c.handoffs;
+    for (auto* v : {&h.tracked, &h.same_cpu, &h.cross_cpu, &h.cross_node, &h.new_objects, &h.remote})
+        v->assign(width(), 0);
+    int nn = std::min<int>(HL_MAX_NODES, topo_.nodes.empty() ? 1 : topo_.nodes.back() + 1);
+    h.matrix.assign(std::size_t(nn), std::vector<std::uint64_t>(std::size_t(nn), 0));
+    auto vals = lookup_percpu<hl_handoff_counts>(a.obj->map_fd("handoffs"), ncpu(), "handoffs of " + a.target);
+    if (!vals) return vals.error();
+    std::uint64_t evicted = 0;
+    for (int i = 0; i < ncpu(); ++i) {
+        int cpu = cpu_of(i);
+        if (cpu < 0) continue;
+        const auto& v = (*vals)[std::size_t(i)];
+        h.tracked[cpu] = v.tracked;
+        h.same_cpu[cpu] = v.same_cpu;
+        h.cross_cpu[cpu] = v.cross_cpu;
+        h.cross_node[cpu] = v.cross_node;
+        h.new_objects[cpu] = v.new_objects;
+        h.remote[cpu] = v.remote;
+        evicted += v.evicted;
+        int to = std::min(topo_.node_of(cpu), nn - 1);
+        for (int f = 0; f < nn; ++f) h.matrix[f][to] += v.from_node[f];
+    }
+    bpf_map* m = bpf_object__find_map_by_name(a.obj->obj(), "owners");
+    bpf_map* mx = bpf_object__find_map_by_name(a.obj->obj(), "owner_aux");
+    if (!m || !mx) return make_error("no owner table in the object of " + a.target, ENOENT);
+    h.capacity = bpf_map__max_entries(m);
+    h.sample = std::max(1, handoff_sample_);
+    if (!a.owners_view) {
+        auto v = map_view(m);
+        if (!v) return v.error();
+        auto x = map_view(mx);
+        if (!x) return x.error();
+        a.owners_view = std::move(*v);
+        a.aux_view = std::move(*x);
+    }
+    std::uint64_t live = 0;
+    scan_owners(a, h.capacity, objects, &live);
+    h.live_objects = live;
+    h.evictions = evicted;
+    return ok_status();
+}
+
+// The owner table: every live object with its handoff counts, scanned in its
+// mapping.  Ways are written by BPF programs while this runs; a way is read field
+// by field, so a torn read can pair one object with another's counts for one
+// interval (the slot contents are best effort anyway).
+void CounterReader::scan_owners(const Attached& a, std::uint32_t capacity, std::vector<HotObject>& objects,
+                                std::uint64_t* live) const {
+    const auto* owners = static_cast<const volatile hl_owner*>(a.owners_view.get());
+    const auto* aux = static_cast<const volatile std::uint64_t*>(a.aux_view.get());
+    bool work = ksyms_ && a.object_type == "work_struct";
+    for (std::uint32_t i = 0; i < capacity; ++i) {
+        const volatile hl_owner& o = owners[i];
+        std::uint64_t obj = o.obj;
+        if (!obj) continue;
+        ++*live;
+        std::uint64_t handoffs = o.handoffs;
+        if (!handoffs) continue;
+        HotObject ho;
+        ho.target = a.target;
+        ho.type = a.object_type;
+        ho.id = object_id(a.target, obj);
+        ho.handoffs = handoffs;
+        ho.cross_node = o.cross_node;
+        ho.last_cpu = int(HL_CPU_OF(o.cpu_node));
+        if (std::uint64_t fn = work ? aux[i] : 0) ho.detail = ksyms_->symbolize(fn).value_or("");
+        objects.push_back(std::move(ho));
+    }
+}
+
+Status CounterReader::read_workq(const LoadedObject& workq, Snapshot& s) const {
+    s.has_workq = true;
+    auto& w = s.workq;
+    for (auto* v : {&w.irqs, &w.queued, &w.remote, &w.executed}) v->assign(width(), 0);
+    auto vals = lookup_percpu<hl_workq_counts>(workq.map_fd("workq"), ncpu(), "workqueue counters");
+    if (!vals) return vals.error();
+    for (int i = 0; i < ncpu(); ++i) {
+        int cpu = cpu_of(i);
+        if (cpu < 0) continue;
+        const auto& v = (*vals)[std::size_t(i)];
+        w.irqs[cpu] = v.irqs;
+        w.queued[cpu] = v.queued;
+        w.remote[cpu] = v.remote;
+        w.executed[cpu] = v.executed;
+        w.lat_count += v.lat_count;
+        w.lat_sum_ns += v.lat_sum_ns;
+        w.lat_lost += v.lat_lost;
+        for (int b = 0; b < HL_HIST_SLOTS; ++b) w.hist[b] += v.hist[b];
+    }
+    int fd = workq.map_fd("work_funcs");
+    std::uint64_t k = 0, next = 0;
+    std::vector<std::uint64_t> per(static_cast<std::size_t>(ncpu()));
+    bool first = true;
+    while (bpf_map_get_next_key(fd, first ? nullptr : &k, &next) == 0) {
+        first = false;
+        k = next;
+        if (bpf_map_lookup_elem(fd, &k, per.data())) continue;
+        std::uint64_t n = 0;
+        for (auto x : per) n += x;
+        std::string name = ksyms_ ? ksyms_->symbolize(k).value_or("") : "";
+        if (name.empty()) name = "(unknown function)";
+        w.funcs[name] += n;
+    }
+    return ok_status();
+}
+
+Status CounterReader::read_sampling(const LoadedObject& sampling, const std::vector<SampledTarget>& sampled,
+                                    Snapshot& s) const {
+    auto vals = lookup_percpu<hl_sample_counts>(sampling.map_fd("samples"), ncpu(), "sampling counters");
+    if (!vals) return vals.error();
+    s.samples_total.assign(width(), 0);
+    s.samples_kernel.assign(width(), 0);
+    for (int i = 0; i < ncpu(); ++i) {
+        int cpu = cpu_of(i);
+        if (cpu < 0) continue;
+        s.samples_total[cpu] = (*vals)[std::size_t(i)].samples;
+        s.samples_kernel[cpu] = (*vals)[std::size_t(i)].kernel_samples;
+    }
+    for (std::size_t k = 0; k < sampled.size(); ++k) {
+        TargetCounters c;
+        c.target = sampled[k].target;
+        c.mechanism = Mechanism::kSampling;
+        c.fidelity = Fidelity::kSampled;
+        c.calls.assign(width(), 0);
+        c.events = s.samples_total;
+        for (int i = 0; i < ncpu(); ++i)
+            if (int cpu = cpu_of(i); cpu >= 0) c.calls[cpu] = (*vals)[std::size_t(i)].hits[k];
+        s.targets.push_back(std::move(c));
+    }
+    return ok_status();
+}
+
+}  // namespace hotline

@@ -1,0 +1,67 @@
+// The target registry: every entry complete, and every BPF program an entry names
+// present in the built objects.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "hotline/abi.h"
+#include "hotline/proxy_programs.hpp"
+#include "hotline/targets.hpp"
+
+namespace hotline {
+namespace {
+
+TEST(TargetsRegistry, EveryEntryIsComplete) {
+    std::set<std::string> names;
+    for (auto& t : builtin_targets()) {
+        SCOPED_TRACE(t.name);
+        EXPECT_FALSE(t.name.empty());
+        EXPECT_TRUE(names.insert(t.name).second) << "duplicate name";
+        EXPECT_FALSE(t.role.empty()) << "no role";
+        EXPECT_FALSE(t.custom);
+        if (t.object != ObjectKind::kNone) {
+            EXPECT_FALSE(t.object_type.empty()) << "an object kind without its type";
+            EXPECT_GE(t.object_arg, 0) << "an object kind without its argument";
+            EXPECT_LE(t.object_arg, 4);
+        }
+        EXPECT_LE(t.remote_cpu_arg, 4);
+        if (t.finding) {
+            EXPECT_FALSE(t.finding->btf_struct.empty());
+            EXPECT_FALSE(t.finding->btf_member.empty());
+            EXPECT_FALSE(t.finding->symbol.empty());
+            EXPECT_NE(t.finding->describe, nullptr);
+        }
+    }
+}
+
+TEST(TargetsRegistry, EveryProxyNamesItsProgramsAndSlot) {
+    std::set<std::uint32_t> slots;
+    for (auto& t : builtin_targets()) {
+        if (!t.proxy) continue;
+        SCOPED_TRACE(t.name);
+        EXPECT_FALSE(t.proxy->description.empty()) << "a proxy without its description";
+        EXPECT_NE(t.proxy->fidelity, Fidelity::kNone);
+        EXPECT_NE(t.proxy->fidelity, Fidelity::kSampled);
+        EXPECT_FALSE(t.proxy->programs.empty()) << "a proxy without its programs";
+        for (auto& p : t.proxy->programs) {
+            EXPECT_FALSE(p.tracepoint.empty());
+            EXPECT_FALSE(p.count.empty());
+            EXPECT_FALSE(p.track.empty());
+            EXPECT_FALSE(p.empty.empty());
+            EXPECT_EQ(find_proxy_program(p.count), &p);
+            EXPECT_EQ(find_proxy_program(p.track), &p);
+        }
+        EXPECT_LT(t.proxy->hits_slot, std::uint32_t(HL_FIRST_SLOT)) << "slots from HL_FIRST_SLOT on are for direct probes";
+        EXPECT_TRUE(slots.insert(t.proxy->hits_slot).second) << "two proxies count into one slot";
+        EXPECT_EQ(missing_proxy_programs(t), std::vector<std::string>{});
+    }
+}
+
+TEST(TargetsRegistry, FindsTargetsAndProxyPrograms) {
+    for (auto& t : builtin_targets()) EXPECT_EQ(find_target(t.name), &t);
+    EXPECT_EQ(find_target("no_such_function"), nullptr);
+    EXPECT_EQ(find_proxy_program("hl_fentry"), nullptr);
+}
+
+}  // namespace
+}  // namespace hotline
