@@ -558,26 +558,18 @@ public:
         c.has_handoffs = true;
         c.object_type = a.object_type;
         auto& h = c.handoffs;
-        for (auto* v : {&h.tracked, &h.same_cpu, &h.cross_cpu, &h.cross_node, &h.new_objects, &h.remote})
-            v->assign(width, 0);
+        size_per_cpu(h, kHandoffFields, width);
         int nn = std::min<int>(HL_MAX_NODES, topo_.nodes.empty() ? 1 : topo_.nodes.back() + 1);
         h.matrix.assign(std::size_t(nn), std::vector<std::uint64_t>(std::size_t(nn), 0));
         std::vector<hl_handoff_counts> vals(ncpu);
         std::uint32_t key = 0;
         if (bpf_map_lookup_elem(a.obj->map_fd("handoffs"), &key, vals.data()))
             return make_error("reading handoffs of " + a.target, errno);
-        std::uint64_t evicted = 0;
         for (int i = 0; i < ncpu; ++i) {
             int cpu = i < int(topo_.cpus.size()) ? topo_.cpus[i] : i;
             if (cpu >= int(width)) continue;
             const auto& v = vals[i];
-            h.tracked[cpu] = v.tracked;
-            h.same_cpu[cpu] = v.same_cpu;
-            h.cross_cpu[cpu] = v.cross_cpu;
-            h.cross_node[cpu] = v.cross_node;
-            h.new_objects[cpu] = v.new_objects;
-            h.remote[cpu] = v.remote;
-            evicted += v.evicted;
+            add_cpu_value(h, kHandoffFields, AbiSource::kHandoffCounts, &v, cpu);
             int to = std::min(topo_.node_of(cpu), nn - 1);
             for (int f = 0; f < nn; ++f) h.matrix[f][to] += v.from_node[f];
         }
@@ -620,14 +612,13 @@ public:
             objects.push_back(std::move(ho));
         }
         h.live_objects = live;
-        h.evictions = evicted;
         return ok_status();
     }
 
     Status read_workq(Snapshot& s, int ncpu, std::size_t width) const {
         s.has_workq = true;
         auto& w = s.workq;
-        for (auto* v : {&w.irqs, &w.queued, &w.remote, &w.executed}) v->assign(width, 0);
+        size_per_cpu(w, kWorkqFields, width);
         std::vector<hl_workq_counts> vals(ncpu);
         std::uint32_t key = 0;
         if (bpf_map_lookup_elem(workq_->map_fd("workq"), &key, vals.data()))
@@ -635,14 +626,7 @@ public:
         for (int i = 0; i < ncpu; ++i) {
             int cpu = i < int(topo_.cpus.size()) ? topo_.cpus[i] : i;
             if (cpu >= int(width)) continue;
-            w.irqs[cpu] = vals[i].irqs;
-            w.queued[cpu] = vals[i].queued;
-            w.remote[cpu] = vals[i].remote;
-            w.executed[cpu] = vals[i].executed;
-            w.lat_count += vals[i].lat_count;
-            w.lat_sum_ns += vals[i].lat_sum_ns;
-            w.lat_lost += vals[i].lat_lost;
-            for (int b = 0; b < HL_HIST_SLOTS; ++b) w.hist[b] += vals[i].hist[b];
+            add_cpu_value(w, kWorkqFields, AbiSource::kWorkqCounts, &vals[i], cpu);
         }
         int fd = workq_->map_fd("work_funcs");
         std::uint64_t k = 0, next = 0;
@@ -681,8 +665,7 @@ public:
             c.mechanism = a.mech;
             c.fidelity = tp ? tp->fidelity : Fidelity::kNone;
             c.has_latency = tp && tp->latency;
-            c.calls.assign(width, 0);
-            c.events.assign(width, 0);
+            size_per_cpu(c, kTargetFields, width);
             std::vector<hl_counts> vals(ncpu);
             std::uint32_t key = 0;
             if (bpf_map_lookup_elem(a.obj->map_fd("counts"), &key, vals.data()))
@@ -690,12 +673,8 @@ public:
             for (int i = 0; i < ncpu; ++i) {
                 int cpu = cpu_of(i);
                 if (cpu >= int(width)) continue;
-                c.calls[cpu] = hits[std::size_t(i)].t[a.slot].calls;
-                c.events[cpu] = hits[std::size_t(i)].t[a.slot].events;
-                c.lat_count += vals[i].lat_count;
-                c.lat_sum_ns += vals[i].lat_sum_ns;
-                c.lat_lost += vals[i].lat_lost;
-                for (int b = 0; b < HL_HIST_SLOTS; ++b) c.hist[b] += vals[i].hist[b];
+                add_cpu_value(c, kTargetFields, AbiSource::kHitsSlot, &hits[std::size_t(i)].t[a.slot], cpu);
+                add_cpu_value(c, kTargetFields, AbiSource::kCounts, &vals[i], cpu);
             }
             if (a.handoffs)
                 if (auto st = read_handoffs(a, c, s.objects, ncpu, width); !st) return st.error();
@@ -712,13 +691,10 @@ public:
             std::uint32_t key = 0;
             if (bpf_map_lookup_elem(sampling_->map_fd("samples"), &key, vals.data()))
                 return make_error("reading sampling counters", errno);
-            s.samples_total.assign(width, 0);
-            s.samples_kernel.assign(width, 0);
+            size_per_cpu(s, kSampleFields, width);
             for (int i = 0; i < ncpu; ++i) {
                 int cpu = cpu_of(i);
-                if (cpu >= int(width)) continue;
-                s.samples_total[cpu] = vals[i].samples;
-                s.samples_kernel[cpu] = vals[i].kernel_samples;
+                if (cpu < int(width)) add_cpu_value(s, kSampleFields, AbiSource::kSampleCounts, &vals[i], cpu);
             }
             for (std::size_t k = 0; k < sampled_.size(); ++k) {
                 TargetCounters c;
