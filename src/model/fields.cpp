@@ -2,6 +2,7 @@
 // field table.
 #include "hotline/fields.hpp"
 
+#include <cstring>
 #include <set>
 #include <utility>
 
@@ -29,6 +30,15 @@ std::string_view to_string(MetricType t) {
         case MetricType::kInfo: return "info";
     }
     return "?";
+}
+
+void add_slots(Log2Hist& hist, const void* slots) {
+    const auto* p = static_cast<const unsigned char*>(slots);
+    for (std::size_t b = 0; b < HL_HIST_SLOTS; ++b) {
+        std::uint64_t v;
+        std::memcpy(&v, p + 8 * b, sizeof v);
+        hist[b] += v;
+    }
 }
 
 namespace {

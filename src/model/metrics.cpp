@@ -58,7 +58,8 @@ static void sub_fields(S& d, const S& later, const S& earlier, Fields<S> fields)
         if (f.per_cpu) d.*f.per_cpu = sub(later.*f.per_cpu, earlier.*f.per_cpu);
         else if (f.value) d.*f.value = sub1(later.*f.value, earlier.*f.value);
         else if (f.hist)
-            for (std::size_t i = 0; i < HL_HIST_SLOTS; ++i) (d.*f.hist)[i] = sub1((later.*f.hist)[i], (earlier.*f.hist)[i]);
+            for (std::size_t i = 0; i < HL_HIST_SLOTS; ++i)
+                (d.*f.hist)[i] = sub1((later.*f.hist)[i], (earlier.*f.hist)[i]);
     }
 }
 

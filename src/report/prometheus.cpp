@@ -324,7 +324,10 @@ void render_build(Scrape& c) { c.x.sample({{"version", c.info.version}}, std::ui
 
 void render_kernel(Scrape& c) {
     const KernelInfo& k = c.info.kernel;
-    c.x.sample({{"release", k.release}, {"machine", k.machine}, {"lockdown", k.lockdown}, {"btf", k.btf ? "true" : "false"}},
+    c.x.sample({{"release", k.release},
+                {"machine", k.machine},
+                {"lockdown", k.lockdown},
+                {"btf", k.btf ? "true" : "false"}},
                std::uint64_t(1));
 }
 
@@ -346,7 +349,10 @@ void render_handoff_matrix(Scrape& c) {
                 auto f = std::size_t(from), d = std::size_t(to);
                 std::uint64_t v = f < m.size() && d < m[f].size() ? m[f][d] : 0;
                 if (!c.x.admit(1)) continue;
-                c.x.sample({{"target", t.target}, {"from_node", std::to_string(from)}, {"to_node", std::to_string(to)}}, v);
+                c.x.sample({{"target", t.target},
+                            {"from_node", std::to_string(from)},
+                            {"to_node", std::to_string(to)}},
+                           v);
             }
     }
 }
@@ -549,7 +555,8 @@ std::vector<std::string> check_metric_registry() {
     for (const auto& e : kFamilies) {
         bool by_field = e.fields != FieldTable::kNone;
         if (by_field == (e.render != nullptr))
-            problems.push_back("a registry entry needs exactly one of render, fields: \"" + std::string(e.family.name) + "\"");
+            problems.push_back("a registry entry needs exactly one of render, fields: \"" +
+                               std::string(e.family.name) + "\"");
         if (by_field && !e.family.name.empty())
             problems.push_back("a field-table entry names a family of its own: \"" + std::string(e.family.name) + "\"");
     }

@@ -39,9 +39,9 @@ std::string_view to_string(MetricType t);
 
 // One Prometheus metric family: the exporter's registry entries and a field's export.
 struct MetricFamily {
-    std::string_view name;  // without the _total (counter) or _info (info) suffix
+    std::string_view name = {};  // without the _total (counter) or _info (info) suffix
     MetricType type = MetricType::kCounter;
-    std::string_view help;
+    std::string_view help = {};
     std::string_view unit = {};    // OpenMetrics UNIT; the name ends with it
     std::string_view labels = {};  // label names, ", "-separated; "(cpu)": only with metrics.per_cpu
     bool capped = false;           // a contention family, counted against metrics.max_series
@@ -57,7 +57,7 @@ enum class Fold {
 // or hist field read from BPF is summed over CPUs.
 template <class S>
 struct Field {
-    std::string_view name;            // the JSON key
+    std::string_view name = {};        // the JSON key
     std::string_view json_group = {};  // nested JSON object holding it; empty: top level
     AbiSource abi = AbiSource::kNone;
     std::size_t abi_offset = kNoAbiOffset;  // bytes into the AbiSource value
@@ -68,6 +68,11 @@ struct Field {
     MetricFamily prom = {};       // empty name: not exported to Prometheus
     Fold fold = Fold::kTotal;
 };
+
+// Adds HL_HIST_SLOTS counts (a BPF histogram, any alignment) to hist.  Out of
+// line: inlined into add_cpu_value, GCC checks the bounds of the hist branch
+// against structs that have no histogram.
+void add_slots(Log2Hist& hist, const void* slots);
 
 // A table of S; S is taken from the struct argument, so a table converts.
 template <class S>
@@ -93,8 +98,7 @@ void add_cpu_value(S& s, Fields<S> fields, AbiSource src, const void* value, int
         if (f.abi != src) continue;
         if (f.per_cpu) (s.*f.per_cpu)[std::size_t(cpu)] = at(f.abi_offset);
         else if (f.value) s.*f.value += at(f.abi_offset);
-        else if (f.hist)
-            for (std::size_t b = 0; b < HL_HIST_SLOTS; ++b) (s.*f.hist)[b] += at(f.abi_offset + 8 * b);
+        else if (f.hist) add_slots(s.*f.hist, base + f.abi_offset);
     }
 }
 
