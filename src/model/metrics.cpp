@@ -50,82 +50,81 @@ static std::uint64_t sub1(std::uint64_t later, std::uint64_t earlier) {
     return later >= earlier ? later - earlier : later;
 }
 
+// d = later - earlier for every counter of the table; gauges keep the later value.
+template <class S>
+static void sub_fields(S& d, const S& later, const S& earlier, Fields<S> fields) {
+    for (const auto& f : fields) {
+        if (f.gauge) continue;
+        if (f.per_cpu) d.*f.per_cpu = sub(later.*f.per_cpu, earlier.*f.per_cpu);
+        else if (f.value) d.*f.value = sub1(later.*f.value, earlier.*f.value);
+        else if (f.hist)
+            for (std::size_t i = 0; i < HL_HIST_SLOTS; ++i)
+                (d.*f.hist)[i] = sub1((later.*f.hist)[i], (earlier.*f.hist)[i]);
+    }
+}
+
+static TargetCounters target_delta(const TargetCounters& l, const TargetCounters* e) {
+    TargetCounters d = l;
+    if (!e) return d;
+    sub_fields(d, l, *e, kTargetFields);
+    if (l.has_handoffs && e->has_handoffs) {
+        auto& h = d.handoffs;
+        const auto& eh = e->handoffs;
+        sub_fields(h, l.handoffs, eh, kHandoffFields);
+        for (std::size_t f = 0; f < h.matrix.size() && f < eh.matrix.size(); ++f)
+            h.matrix[f] = sub(l.handoffs.matrix[f], eh.matrix[f]);
+    }
+    return d;
+}
+
+static HotObject object_delta(const HotObject& lo, const std::vector<HotObject>& earlier) {
+    HotObject o = lo;
+    for (const auto& eo : earlier) {
+        if (eo.id == lo.id && eo.target == lo.target) {
+            o.handoffs = sub1(lo.handoffs, eo.handoffs);
+            o.cross_node = sub1(lo.cross_node, eo.cross_node);
+            break;
+        }
+    }
+    return o;
+}
+
+static WorkqCounters workq_delta(const WorkqCounters& lw, const WorkqCounters* ew) {
+    WorkqCounters w = lw;
+    if (!ew) return w;
+    sub_fields(w, lw, *ew, kWorkqFields);
+    for (auto& [f, n] : w.funcs) {
+        auto it = ew->funcs.find(f);
+        if (it != ew->funcs.end()) n = sub1(n, it->second);
+    }
+    return w;
+}
+
+static ProgCost cost_delta(const ProgCost& lc, const std::vector<ProgCost>& earlier) {
+    ProgCost c = lc;
+    for (const auto& ec : earlier) {
+        if (ec.target == lc.target && ec.program == lc.program) {
+            c.run_cnt = sub1(lc.run_cnt, ec.run_cnt);
+            c.run_time_ns = sub1(lc.run_time_ns, ec.run_time_ns);
+            c.recursion_misses = sub1(lc.recursion_misses, ec.recursion_misses);
+        }
+    }
+    return c;
+}
+
 Interval delta(const Snapshot& earlier, const Snapshot& later) {
     Interval iv;
     iv.t_start = earlier.t;
     iv.t_end = later.t;
     iv.d.t = later.t - earlier.t;
-    for (const auto& l : later.targets) {
-        TargetCounters d = l;
-        if (const TargetCounters* e = earlier.find(l.target)) {
-            d.calls = sub(l.calls, e->calls);
-            d.events = sub(l.events, e->events);
-            d.lat_count = sub1(l.lat_count, e->lat_count);
-            d.lat_sum_ns = sub1(l.lat_sum_ns, e->lat_sum_ns);
-            d.lat_lost = sub1(l.lat_lost, e->lat_lost);
-            for (int i = 0; i < HL_HIST_SLOTS; ++i) d.hist[i] = sub1(l.hist[i], e->hist[i]);
-            if (l.has_handoffs && e->has_handoffs) {
-                auto& h = d.handoffs;
-                const auto& eh = e->handoffs;
-                h.tracked = sub(l.handoffs.tracked, eh.tracked);
-                h.same_cpu = sub(l.handoffs.same_cpu, eh.same_cpu);
-                h.cross_cpu = sub(l.handoffs.cross_cpu, eh.cross_cpu);
-                h.cross_node = sub(l.handoffs.cross_node, eh.cross_node);
-                h.new_objects = sub(l.handoffs.new_objects, eh.new_objects);
-                h.remote = sub(l.handoffs.remote, eh.remote);
-                for (std::size_t f = 0; f < h.matrix.size() && f < eh.matrix.size(); ++f)
-                    h.matrix[f] = sub(l.handoffs.matrix[f], eh.matrix[f]);
-                h.evictions = sub1(l.handoffs.evictions, eh.evictions);
-                // live_objects and capacity are gauges: the later value stands.
-            }
-        }
-        iv.d.targets.push_back(std::move(d));
-    }
-    for (const auto& lo : later.objects) {
-        HotObject o = lo;
-        for (const auto& eo : earlier.objects) {
-            if (eo.id == lo.id && eo.target == lo.target) {
-                o.handoffs = sub1(lo.handoffs, eo.handoffs);
-                o.cross_node = sub1(lo.cross_node, eo.cross_node);
-                break;
-            }
-        }
-        iv.d.objects.push_back(std::move(o));
-    }
+    for (const auto& l : later.targets) iv.d.targets.push_back(target_delta(l, earlier.find(l.target)));
+    for (const auto& lo : later.objects) iv.d.objects.push_back(object_delta(lo, earlier.objects));
     if (later.has_workq) {
         iv.d.has_workq = true;
-        auto& w = iv.d.workq;
-        const auto& lw = later.workq;
-        const auto& ew = earlier.workq;
-        w = lw;
-        if (earlier.has_workq) {
-            w.irqs = sub(lw.irqs, ew.irqs);
-            w.queued = sub(lw.queued, ew.queued);
-            w.remote = sub(lw.remote, ew.remote);
-            w.executed = sub(lw.executed, ew.executed);
-            w.lat_count = sub1(lw.lat_count, ew.lat_count);
-            w.lat_sum_ns = sub1(lw.lat_sum_ns, ew.lat_sum_ns);
-            w.lat_lost = sub1(lw.lat_lost, ew.lat_lost);
-            for (int i = 0; i < HL_HIST_SLOTS; ++i) w.hist[i] = sub1(lw.hist[i], ew.hist[i]);
-            for (auto& [f, n] : w.funcs) {
-                auto it = ew.funcs.find(f);
-                if (it != ew.funcs.end()) n = sub1(n, it->second);
-            }
-        }
+        iv.d.workq = workq_delta(later.workq, earlier.has_workq ? &earlier.workq : nullptr);
     }
-    iv.d.samples_total = sub(later.samples_total, earlier.samples_total);
-    iv.d.samples_kernel = sub(later.samples_kernel, earlier.samples_kernel);
-    for (const auto& lc : later.cost) {
-        ProgCost c = lc;
-        for (const auto& ec : earlier.cost) {
-            if (ec.target == lc.target && ec.program == lc.program) {
-                c.run_cnt = sub1(lc.run_cnt, ec.run_cnt);
-                c.run_time_ns = sub1(lc.run_time_ns, ec.run_time_ns);
-                c.recursion_misses = sub1(lc.recursion_misses, ec.recursion_misses);
-            }
-        }
-        iv.d.cost.push_back(c);
-    }
+    sub_fields(iv.d, later, earlier, kSampleFields);
+    for (const auto& lc : later.cost) iv.d.cost.push_back(cost_delta(lc, earlier.cost));
     return iv;
 }
 

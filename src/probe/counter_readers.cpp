@@ -70,8 +70,7 @@ Status CounterReader::read_target(const Attached& a, const std::vector<hl_hits>&
     c.mechanism = a.mech;
     c.fidelity = tp ? tp->fidelity : Fidelity::kNone;
     c.has_latency = tp && tp->latency;
-    c.calls.assign(width(), 0);
-    c.events.assign(width(), 0);
+    size_per_cpu(c, kTargetFields, width());
     // Proxies are not timed and have no `counts` map: their latency counters stay zero.
     int counts_fd = a.obj->map_fd("counts");
     auto vals = counts_fd < 0 ? Result<std::vector<hl_counts>>(std::vector<hl_counts>(std::size_t(ncpu())))
@@ -80,13 +79,8 @@ Status CounterReader::read_target(const Attached& a, const std::vector<hl_hits>&
     for (int i = 0; i < ncpu(); ++i) {
         int cpu = cpu_of(i);
         if (cpu < 0) continue;
-        c.calls[cpu] = hits[std::size_t(i)].t[a.slot].calls;
-        c.events[cpu] = hits[std::size_t(i)].t[a.slot].events;
-        const hl_counts& v = (*vals)[std::size_t(i)];
-        c.lat_count += v.lat_count;
-        c.lat_sum_ns += v.lat_sum_ns;
-        c.lat_lost += v.lat_lost;
-        for (int b = 0; b < HL_HIST_SLOTS; ++b) c.hist[b] += v.hist[b];
+        add_cpu_value(c, kTargetFields, AbiSource::kHitsSlot, &hits[std::size_t(i)].t[a.slot], cpu);
+        add_cpu_value(c, kTargetFields, AbiSource::kCounts, &(*vals)[std::size_t(i)], cpu);
     }
     if (a.handoffs)
         if (auto st = read_handoffs(a, c, s.objects); !st) return st.error();
@@ -98,24 +92,16 @@ Status CounterReader::read_handoffs(const Attached& a, TargetCounters& c, std::v
     c.has_handoffs = true;
     c.object_type = a.object_type;
     auto& h = c.handoffs;
-    for (auto* v : {&h.tracked, &h.same_cpu, &h.cross_cpu, &h.cross_node, &h.new_objects, &h.remote})
-        v->assign(width(), 0);
+    size_per_cpu(h, kHandoffFields, width());
     int nn = std::min<int>(HL_MAX_NODES, topo_.nodes.empty() ? 1 : topo_.nodes.back() + 1);
     h.matrix.assign(std::size_t(nn), std::vector<std::uint64_t>(std::size_t(nn), 0));
     auto vals = lookup_percpu<hl_handoff_counts>(a.obj->map_fd("handoffs"), ncpu(), "handoffs of " + a.target);
     if (!vals) return vals.error();
-    std::uint64_t evicted = 0;
     for (int i = 0; i < ncpu(); ++i) {
         int cpu = cpu_of(i);
         if (cpu < 0) continue;
         const auto& v = (*vals)[std::size_t(i)];
-        h.tracked[cpu] = v.tracked;
-        h.same_cpu[cpu] = v.same_cpu;
-        h.cross_cpu[cpu] = v.cross_cpu;
-        h.cross_node[cpu] = v.cross_node;
-        h.new_objects[cpu] = v.new_objects;
-        h.remote[cpu] = v.remote;
-        evicted += v.evicted;
+        add_cpu_value(h, kHandoffFields, AbiSource::kHandoffCounts, &v, cpu);
         int to = std::min(topo_.node_of(cpu), nn - 1);
         for (int f = 0; f < nn; ++f) h.matrix[f][to] += v.from_node[f];
     }
@@ -135,7 +121,6 @@ Status CounterReader::read_handoffs(const Attached& a, TargetCounters& c, std::v
     std::uint64_t live = 0;
     scan_owners(a, h.capacity, objects, &live);
     h.live_objects = live;
-    h.evictions = evicted;
     return ok_status();
 }
 
@@ -170,21 +155,13 @@ void CounterReader::scan_owners(const Attached& a, std::uint32_t capacity, std::
 Status CounterReader::read_workq(const LoadedObject& workq, Snapshot& s) const {
     s.has_workq = true;
     auto& w = s.workq;
-    for (auto* v : {&w.irqs, &w.queued, &w.remote, &w.executed}) v->assign(width(), 0);
+    size_per_cpu(w, kWorkqFields, width());
     auto vals = lookup_percpu<hl_workq_counts>(workq.map_fd("workq"), ncpu(), "workqueue counters");
     if (!vals) return vals.error();
     for (int i = 0; i < ncpu(); ++i) {
         int cpu = cpu_of(i);
         if (cpu < 0) continue;
-        const auto& v = (*vals)[std::size_t(i)];
-        w.irqs[cpu] = v.irqs;
-        w.queued[cpu] = v.queued;
-        w.remote[cpu] = v.remote;
-        w.executed[cpu] = v.executed;
-        w.lat_count += v.lat_count;
-        w.lat_sum_ns += v.lat_sum_ns;
-        w.lat_lost += v.lat_lost;
-        for (int b = 0; b < HL_HIST_SLOTS; ++b) w.hist[b] += v.hist[b];
+        add_cpu_value(w, kWorkqFields, AbiSource::kWorkqCounts, &(*vals)[std::size_t(i)], cpu);
     }
     int fd = workq.map_fd("work_funcs");
     std::uint64_t k = 0, next = 0;
@@ -207,13 +184,11 @@ Status CounterReader::read_sampling(const LoadedObject& sampling, const std::vec
                                     Snapshot& s) const {
     auto vals = lookup_percpu<hl_sample_counts>(sampling.map_fd("samples"), ncpu(), "sampling counters");
     if (!vals) return vals.error();
-    s.samples_total.assign(width(), 0);
-    s.samples_kernel.assign(width(), 0);
+    size_per_cpu(s, kSampleFields, width());
     for (int i = 0; i < ncpu(); ++i) {
         int cpu = cpu_of(i);
         if (cpu < 0) continue;
-        s.samples_total[cpu] = (*vals)[std::size_t(i)].samples;
-        s.samples_kernel[cpu] = (*vals)[std::size_t(i)].kernel_samples;
+        if (cpu < int(width())) add_cpu_value(s, kSampleFields, AbiSource::kSampleCounts, &(*vals)[std::size_t(i)], cpu);
     }
     for (std::size_t k = 0; k < sampled.size(); ++k) {
         TargetCounters c;

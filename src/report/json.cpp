@@ -44,19 +44,31 @@ json to_json(const Plan& p) {
     return arr;
 }
 
+namespace {
+
+// Writes every field of the table into j (grouped fields into j[group]);
+// with_groups false leaves the grouped ones out.
+template <class S>
+void put_fields(json& j, const S& s, Fields<S> fields, bool with_groups = true) {
+    for (const auto& f : fields) {
+        if (!f.json_group.empty() && !with_groups) continue;
+        json& into = f.json_group.empty() ? j : j[std::string(f.json_group)];
+        std::string key(f.name);
+        if (f.per_cpu) into[key] = s.*f.per_cpu;
+        else if (f.value) into[key] = s.*f.value;
+        else if (f.hist) into[key] = std::vector<std::uint64_t>((s.*f.hist).begin(), (s.*f.hist).end());
+    }
+}
+
+}  // namespace
+
 json to_json(const TargetCounters& c) {
     json j{{"target", c.target},
            {"mechanism", to_string(c.mechanism)},
            {"fidelity", to_string(c.fidelity)},
-           {"calls", c.calls},
-           {"events", c.events},
            {"calls_total", c.total_calls()}};
-    if (c.has_latency) {
-        json slots = json::array();
-        for (int i = 0; i < HL_HIST_SLOTS; ++i) slots.push_back(c.hist[i]);
-        j["latency"] = {{"unit", "ns"}, {"count", c.lat_count}, {"sum_ns", c.lat_sum_ns},
-                        {"lost", c.lat_lost}, {"log2_slots", slots}};
-    }
+    put_fields(j, c, kTargetFields, c.has_latency);
+    if (c.has_latency) j["latency"]["unit"] = "ns";
     if (c.has_handoffs) {
         j["object_type"] = c.object_type;
         j["handoffs"] = to_json(c.handoffs);
@@ -80,10 +92,7 @@ json to_json(const Interval& iv) {
     json targets = json::array();
     for (auto& t : iv.d.targets) targets.push_back(to_json(t));
     json j{{"t_start", iv.t_start}, {"t_end", iv.t_end}, {"seconds", iv.seconds()}, {"targets", targets}};
-    if (!iv.d.samples_total.empty()) {
-        j["samples_total"] = iv.d.samples_total;
-        j["samples_kernel"] = iv.d.samples_kernel;
-    }
+    if (!iv.d.samples_total.empty()) put_fields(j, iv.d, kSampleFields);
     j["cost"] = cost_to_json(iv.d.cost);
     if (iv.d.has_workq) j["workqueue"] = to_json(iv.d.workq);
     return j;
@@ -163,11 +172,12 @@ std::vector<std::string> check_recording(const json& doc) {
 namespace hotline {
 
 nlohmann::json to_json(const HandoffCounters& h) {
-    return nlohmann::json{{"tracked", h.tracked},         {"same_cpu", h.same_cpu},   {"cross_cpu", h.cross_cpu},
-                          {"cross_node", h.cross_node},   {"new_objects", h.new_objects}, {"remote", h.remote},
-                          {"node_matrix", h.matrix},      {"live_objects", h.live_objects},
-                          {"capacity", h.capacity},       {"evictions", h.evictions}, {"sample", h.sample},
-                          {"handoffs_total", h.handoffs()}, {"cross_node_total", h.total(h.cross_node)}};
+    nlohmann::json j{{"node_matrix", h.matrix},
+                     {"sample", h.sample},
+                     {"handoffs_total", h.handoffs()},
+                     {"cross_node_total", h.total(h.cross_node)}};
+    put_fields(j, h, kHandoffFields);
+    return j;
 }
 
 nlohmann::json to_json(const HotObject& o, double seconds) {
@@ -191,11 +201,9 @@ nlohmann::json to_json(const LineLayout& l) {
 nlohmann::json to_json(const WorkqCounters& w) {
     nlohmann::json funcs = nlohmann::json::object();
     for (auto& [f, n] : w.funcs) funcs[f] = n;
-    std::vector<std::uint64_t> slots(w.hist.begin(), w.hist.end());
-    return nlohmann::json{{"irqs", w.irqs},         {"queued", w.queued},   {"remote", w.remote},
-                          {"executed", w.executed}, {"work_functions", funcs},
-                          {"queue_to_execute", {{"unit", "ns"}, {"count", w.lat_count}, {"sum_ns", w.lat_sum_ns},
-                                                {"lost", w.lat_lost}, {"log2_slots", slots}}}};
+    nlohmann::json j{{"work_functions", funcs}, {"queue_to_execute", {{"unit", "ns"}}}};
+    put_fields(j, w, kWorkqFields);
+    return j;
 }
 
 }  // namespace hotline

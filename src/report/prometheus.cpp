@@ -12,6 +12,8 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
+#include <set>
+#include <span>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -151,22 +153,15 @@ double latency_le_seconds(int slot) {
 // ------------------------------------------------------------ writer
 namespace {
 
-enum class Kind { kCounter, kGauge, kHistogram, kInfo };
-
-struct Family {
-    std::string_view base;  // without _total/_info
-    Kind kind;
-    std::string_view help;
-    std::string_view unit = {};  // OpenMetrics UNIT; base must end with it
-};
-
 using Labels = std::vector<std::pair<std::string_view, std::string>>;
 
 class Expo {
 public:
     Expo(std::ostream& os, const PromOptions& o) : os_(os), om_(o.format == ExpositionFormat::kOpenMetrics100), max_(o.max_series) {}
 
-    void begin(const Family& f) {
+    // The header is written with the family's first sample: a family without
+    // series leaves no trace.
+    void begin(const MetricFamily& f) {
         fam_ = f;
         header_done_ = false;
     }
@@ -184,23 +179,11 @@ public:
     void sample(std::string_view suffix, const Labels& labels, std::string_view value) {
         if (!header_done_) header();
         line_.clear();
-        line_ += fam_.base;
-        if (fam_.kind == Kind::kCounter) line_ += "_total";
-        else if (fam_.kind == Kind::kInfo) line_ += "_info";
+        line_ += fam_.name;
+        if (fam_.type == MetricType::kCounter) line_ += "_total";
+        else if (fam_.type == MetricType::kInfo) line_ += "_info";
         else line_ += suffix;
-        if (!labels.empty()) {
-            line_ += '{';
-            bool first = true;
-            for (const auto& [k, v] : labels) {
-                if (!first) line_ += ',';
-                first = false;
-                line_ += k;
-                line_ += "=\"";
-                line_ += escape_label_value(v);
-                line_ += '"';
-            }
-            line_ += '}';
-        }
+        append_labels(labels);
         line_ += ' ';
         line_ += value;
         line_ += '\n';
@@ -216,21 +199,29 @@ public:
     std::uint64_t dropped() const { return dropped_; }
 
 private:
+    void append_labels(const Labels& labels) {
+        if (labels.empty()) return;
+        line_ += '{';
+        bool first = true;
+        for (const auto& [k, v] : labels) {
+            if (!first) line_ += ',';
+            first = false;
+            line_ += k;
+            line_ += "=\"";
+            line_ += escape_label_value(v);
+            line_ += '"';
+        }
+        line_ += '}';
+    }
+
     void header() {
         header_done_ = true;
-        std::string name(fam_.base);
-        std::string_view type;
-        switch (fam_.kind) {
-            case Kind::kCounter:
-                type = "counter";
-                if (!om_) name += "_total";
-                break;
-            case Kind::kGauge: type = "gauge"; break;
-            case Kind::kHistogram: type = "histogram"; break;
-            case Kind::kInfo:
-                type = om_ ? "info" : "gauge";
-                if (!om_) name += "_info";
-                break;
+        std::string name(fam_.name);
+        std::string_view type = to_string(fam_.type);
+        if (fam_.type == MetricType::kCounter && !om_) name += "_total";
+        if (fam_.type == MetricType::kInfo && !om_) {
+            type = "gauge";
+            name += "_info";
         }
         std::string help;
         for (char c : fam_.help) {
@@ -247,7 +238,7 @@ private:
     std::ostream& os_;
     bool om_;
     std::size_t max_;
-    Family fam_{"", Kind::kGauge, ""};
+    MetricFamily fam_;
     bool header_done_ = false;
     std::size_t series_ = 0;
     std::uint64_t dropped_ = 0;
@@ -268,169 +259,337 @@ void per_place(const std::vector<std::uint64_t>& per_cpu, const Topology& topo, 
     }
 }
 
-}  // namespace
+// What one render reads.
+struct Scrape {
+    Expo& x;
+    const Snapshot& s;
+    const ExporterInfo& info;
+    const ExporterCounters& counters;
+    const PromOptions& opts;
+};
 
-PromStats render_prometheus(std::ostream& os, const Snapshot& s, const ExporterInfo& info,
-                            const ExporterCounters& counters, const PromOptions& opts) {
-    Expo x(os, opts);
-    const Topology& topo = info.topo;
+// ------------------------------------------------------------ field families
+// The labels of a field's family follow from its table and fold.
 
-    x.begin({"hotline_build", Kind::kInfo, "hotline version running this exporter."});
-    x.sample({{"version", info.version}}, std::uint64_t(1));
-    x.begin({"hotline_kernel", Kind::kInfo, "The kernel hotline observes and what it allows."});
-    x.sample({{"release", info.kernel.release},
-              {"machine", info.kernel.machine},
-              {"lockdown", info.kernel.lockdown},
-              {"btf", info.kernel.btf ? "true" : "false"}},
-             std::uint64_t(1));
-
-    x.begin({"hotline_probe_attached", Kind::kGauge,
-             "1 when the target is watched, by the mechanism named; 0 when no mechanism could attach."});
-    for (const auto& tp : info.plan.targets)
-        x.sample({{"target", tp.target}, {"mechanism", std::string(to_string(tp.mechanism))}},
-                 std::uint64_t(tp.observable() ? 1 : 0));
-
-    // --- contention series, under the cap
-    x.begin({"hotline_calls", Kind::kCounter,
-             "Hits on the target function (for a tracepoint proxy: matching events; for sampling: samples "
-             "whose IP was in the function), per NUMA node."});
-    for (const auto& t : s.targets) {
+void render_field(Scrape& c, const Field<TargetCounters>& f) {
+    for (const auto& t : c.s.targets) {
         std::string mech(to_string(t.mechanism));
-        per_place(t.calls, topo, opts.per_cpu, [&](int node, int cpu, std::uint64_t v) {
-            if (!x.admit(1)) return;
+        per_place(t.*f.per_cpu, c.info.topo, c.opts.per_cpu, [&](int node, int cpu, std::uint64_t v) {
+            if (!c.x.admit(1)) return;
             Labels l{{"target", t.target}, {"node", std::to_string(node)}};
             if (cpu >= 0) l.emplace_back("cpu", std::to_string(cpu));
             l.emplace_back("mechanism", mech);
-            x.sample(l, v);
+            c.x.sample(l, v);
         });
     }
+}
 
-    // Handoffs: only targets whose objects are tracked.  The matrix is indexed by
-    // node id; cells for every pair of the topology's nodes, zeros included, so
-    // the series set does not change as handoffs start.
-    x.begin({"hotline_handoffs", Kind::kCounter,
-             "Hits on an object last touched from another CPU: one of node from_node, this one of to_node "
-             "(the node x node handoff matrix; the diagonal is same-node handoffs)."});
-    for (const auto& t : s.targets) {
+void render_field(Scrape& c, const Field<HandoffCounters>& f) {
+    for (const auto& t : c.s.targets) {
+        if (!t.has_handoffs) continue;
+        const HandoffCounters& h = t.handoffs;
+        if (f.prom.capped && !c.x.admit(1)) continue;
+        c.x.sample({{"target", t.target}}, f.per_cpu ? h.total(h.*f.per_cpu) : h.*f.value);
+    }
+}
+
+void render_field(Scrape& c, const Field<Snapshot>& f) {
+    if (c.s.samples_total.empty()) return;
+    per_place(c.s.*f.per_cpu, c.info.topo, c.opts.per_cpu, [&](int node, int cpu, std::uint64_t n) {
+        if (!c.x.admit(1)) return;
+        Labels l{{"node", std::to_string(node)}};
+        if (cpu >= 0) l.emplace_back("cpu", std::to_string(cpu));
+        c.x.sample(l, n);
+    });
+}
+
+template <class S>
+void render_fields(Scrape& c, std::span<const Field<S>> fields) {
+    for (const auto& f : fields) {
+        if (f.prom.name.empty()) continue;
+        c.x.begin(f.prom);
+        render_field(c, f);
+    }
+}
+
+MetricFamily field_family(const MetricFamily& prom, std::string_view labels) {
+    MetricFamily f = prom;
+    f.labels = labels;
+    return f;
+}
+
+// ------------------------------------------------------------ other families
+
+void render_build(Scrape& c) { c.x.sample({{"version", c.info.version}}, std::uint64_t(1)); }
+
+void render_kernel(Scrape& c) {
+    const KernelInfo& k = c.info.kernel;
+    c.x.sample({{"release", k.release},
+                {"machine", k.machine},
+                {"lockdown", k.lockdown},
+                {"btf", k.btf ? "true" : "false"}},
+               std::uint64_t(1));
+}
+
+void render_attached(Scrape& c) {
+    for (const auto& tp : c.info.plan.targets)
+        c.x.sample({{"target", tp.target}, {"mechanism", std::string(to_string(tp.mechanism))}},
+                   std::uint64_t(tp.observable() ? 1 : 0));
+}
+
+// The matrix is indexed by node id; cells for every pair of the topology's
+// nodes, zeros included, so the series set does not change as handoffs start.
+void render_handoff_matrix(Scrape& c) {
+    const auto& nodes = c.info.topo.nodes;
+    for (const auto& t : c.s.targets) {
         if (!t.has_handoffs) continue;
         const auto& m = t.handoffs.matrix;
-        for (int from : topo.nodes)
-            for (int to : topo.nodes) {
-                std::uint64_t v = std::size_t(from) < m.size() && std::size_t(to) < m[std::size_t(from)].size()
-                                      ? m[std::size_t(from)][std::size_t(to)]
-                                      : 0;
-                if (!x.admit(1)) continue;
-                x.sample({{"target", t.target}, {"from_node", std::to_string(from)}, {"to_node", std::to_string(to)}}, v);
+        for (int from : nodes)
+            for (int to : nodes) {
+                auto f = std::size_t(from), d = std::size_t(to);
+                std::uint64_t v = f < m.size() && d < m[f].size() ? m[f][d] : 0;
+                if (!c.x.admit(1)) continue;
+                c.x.sample({{"target", t.target},
+                            {"from_node", std::to_string(from)},
+                            {"to_node", std::to_string(to)}},
+                           v);
             }
     }
-    x.begin({"hotline_cross_node_handoffs", Kind::kCounter,
-             "Handoffs whose from_node and to_node differ (the off-diagonal of hotline_handoffs_total)."});
-    for (const auto& t : s.targets)
-        if (t.has_handoffs && x.admit(1)) x.sample({{"target", t.target}}, t.handoffs.total(t.handoffs.cross_node));
-    x.begin({"hotline_handoff_tracked_hits", Kind::kCounter,
-             "Hits that went through handoff tracking (after probe.handoff_sample): the denominator of handoff shares."});
-    for (const auto& t : s.targets)
-        if (t.has_handoffs && x.admit(1)) x.sample({{"target", t.target}}, t.handoffs.total(t.handoffs.tracked));
-    x.begin({"hotline_handoff_live_objects", Kind::kGauge,
-             "Objects in the bounded owner map now (its capacity is hotline_handoff_owner_capacity)."});
-    for (const auto& t : s.targets)
-        if (t.has_handoffs) x.sample({{"target", t.target}}, t.handoffs.live_objects);
-    x.begin({"hotline_handoff_owner_capacity", Kind::kGauge, "Entries the owner map holds before evicting."});
-    for (const auto& t : s.targets)
-        if (t.has_handoffs) x.sample({{"target", t.target}}, t.handoffs.capacity);
+}
 
-    x.begin({"hotline_latency_seconds", Kind::kHistogram,
-             "Time spent in the target function, entry to return.", "seconds"});
-    for (const auto& t : s.targets) {
+void render_latency(Scrape& c) {
+    for (const auto& t : c.s.targets) {
         if (!t.has_latency) continue;
-        if (!x.admit(std::size_t(HL_HIST_SLOTS) + 2)) continue;
+        if (!c.x.admit(std::size_t(HL_HIST_SLOTS) + 2)) continue;
         std::uint64_t cum = 0;
         for (int i = 0; i < HL_HIST_SLOTS; ++i) {
             cum += t.hist[std::size_t(i)];
             if (i == HL_HIST_SLOTS - 1) break;  // the open-ended slot only reaches +Inf
-            x.sample("_bucket", {{"target", t.target}, {"le", format_sample_value(latency_le_seconds(i))}},
-                     std::to_string(cum));
+            c.x.sample("_bucket", {{"target", t.target}, {"le", format_sample_value(latency_le_seconds(i))}},
+                       std::to_string(cum));
         }
-        x.sample("_bucket", {{"target", t.target}, {"le", "+Inf"}}, std::to_string(cum));
+        c.x.sample("_bucket", {{"target", t.target}, {"le", "+Inf"}}, std::to_string(cum));
         // _count equals the +Inf bucket by construction; lat_count can run one
         // increment ahead of the slots while a CPU is mid-update.
-        x.sample("_sum", {{"target", t.target}}, format_sample_value(double(t.lat_sum_ns) / 1e9));
-        x.sample("_count", {{"target", t.target}}, std::to_string(cum));
+        c.x.sample("_sum", {{"target", t.target}}, format_sample_value(double(t.lat_sum_ns) / 1e9));
+        c.x.sample("_count", {{"target", t.target}}, std::to_string(cum));
     }
+}
 
-    if (!s.samples_total.empty()) {
-        auto samples = [&](std::string_view base, std::string_view help, const std::vector<std::uint64_t>& v) {
-            x.begin({base, Kind::kCounter, help});
-            per_place(v, topo, opts.per_cpu, [&](int node, int cpu, std::uint64_t n) {
-                if (!x.admit(1)) return;
-                Labels l{{"node", std::to_string(node)}};
-                if (cpu >= 0) l.emplace_back("cpu", std::to_string(cpu));
-                x.sample(l, n);
-            });
-        };
-        samples("hotline_samples", "cpu-clock samples taken by the sampling mechanism.", s.samples_total);
-        samples("hotline_kernel_samples", "Of hotline_samples_total, those whose IP was in the kernel.",
-                s.samples_kernel);
-        x.begin({"hotline_sampled_share", Kind::kGauge,
-                 "Share (0..1) of all samples since start whose IP was in the target function."});
-        for (const auto& t : s.targets)
-            if (t.mechanism == Mechanism::kSampling && x.admit(1))
-                x.sample({{"target", t.target}}, sampled_share(t, s.samples_total));
+void render_sampled_share(Scrape& c) {
+    if (c.s.samples_total.empty()) return;
+    for (const auto& t : c.s.targets)
+        if (t.mechanism == Mechanism::kSampling && c.x.admit(1))
+            c.x.sample({{"target", t.target}}, sampled_share(t, c.s.samples_total));
+}
+
+void render_run_stats(Scrape& c) { c.x.sample({}, std::uint64_t(c.info.run_stats ? 1 : 0)); }
+
+void render_runs(Scrape& c) {
+    for (const auto& p : c.s.cost) c.x.sample({{"target", p.target}, {"program", p.program}}, p.run_cnt);
+}
+
+void render_run_seconds(Scrape& c) {
+    for (const auto& p : c.s.cost)
+        c.x.sample({{"target", p.target}, {"program", p.program}}, double(p.run_time_ns) / 1e9);
+}
+
+void render_drops(Scrape& c) {
+    std::vector<std::pair<std::string, std::uint64_t>> rec;
+    for (const auto& p : c.s.cost) {
+        auto it = std::find_if(rec.begin(), rec.end(), [&](auto& r) { return r.first == p.target; });
+        if (it == rec.end()) it = rec.insert(rec.end(), {p.target, 0});
+        it->second += p.recursion_misses;
     }
+    for (const auto& [target, v] : rec) c.x.sample({{"target", target}, {"reason", "recursion"}}, v);
+    for (const auto& t : c.s.targets)
+        if (t.has_latency) c.x.sample({{"target", t.target}, {"reason", "latency_lost"}}, t.lat_lost);
+    for (const auto& t : c.s.targets)
+        if (t.has_handoffs) c.x.sample({{"target", t.target}, {"reason", "owner_evicted"}}, t.handoffs.evictions);
+}
 
-    // --- the probes' own cost and losses
-    x.begin({"hotline_probe_run_stats_enabled", Kind::kGauge,
-             "1 when the kernel keeps BPF run statistics; 0 leaves the run counters at 0 "
-             "(grant CAP_SYS_ADMIN or set kernel.bpf_stats_enabled=1)."});
-    x.sample({}, std::uint64_t(info.run_stats ? 1 : 0));
-    x.begin({"hotline_probe_runs", Kind::kCounter, "Times the kernel ran the program (BPF run statistics)."});
-    for (const auto& c : s.cost) x.sample({{"target", c.target}, {"program", c.program}}, c.run_cnt);
-    x.begin({"hotline_probe_run_seconds", Kind::kCounter,
-             "Time the kernel spent in the program (BPF run statistics; 0 when run statistics are off).",
-             "seconds"});
-    for (const auto& c : s.cost)
-        x.sample({{"target", c.target}, {"program", c.program}}, double(c.run_time_ns) / 1e9);
-    x.begin({"hotline_drops", Kind::kCounter,
-             "Events lost: recursion = runs the kernel skipped; latency_lost = returns without a recorded entry; "
-             "owner_evicted = objects pushed out of the full owner map (their next touch counts as new)."});
-    {
-        std::vector<std::pair<std::string, std::uint64_t>> rec;
-        for (const auto& c : s.cost) {
-            auto it = std::find_if(rec.begin(), rec.end(), [&](auto& r) { return r.first == c.target; });
-            if (it == rec.end()) it = rec.insert(rec.end(), {c.target, 0});
-            it->second += c.recursion_misses;
+void render_read_errors(Scrape& c) { c.x.sample({}, c.counters.read_errors); }
+
+void render_http_rejected(Scrape& c) {
+    for (const auto& [reason, v] : c.counters.http_rejected) c.x.sample({{"reason", reason}}, v);
+}
+
+// Written after every capped family, so it includes this render's drops.
+void render_series_dropped(Scrape& c) { c.x.sample({}, c.counters.series_dropped + c.x.dropped()); }
+
+template <auto Member>
+void render_process(Scrape& c) {
+    if (const auto& p = c.counters.process) c.x.sample({}, (*p).*Member);
+}
+
+// ------------------------------------------------------------ the registry
+// Every family of /metrics in exposition order: either one rendered by a
+// function, or the exported fields of one field table (metrics.hpp), in that
+// table's order.
+enum class FieldTable { kNone, kTarget, kHandoff, kSample };
+
+struct FamilyEntry {
+    MetricFamily family = {};  // unused for a field table
+    void (*render)(Scrape&) = nullptr;
+    FieldTable fields = FieldTable::kNone;
+};
+
+constexpr auto kCounter = MetricType::kCounter;
+constexpr auto kGauge = MetricType::kGauge;
+
+constexpr FamilyEntry kFamilies[] = {
+    {.family = {.name = "hotline_build", .type = MetricType::kInfo, .help = "hotline version running this exporter.",
+                .labels = "version"},
+     .render = render_build},
+    {.family = {.name = "hotline_kernel", .type = MetricType::kInfo,
+                .help = "The kernel hotline observes and what it allows.",
+                .labels = "release, machine, lockdown, btf"},
+     .render = render_kernel},
+    {.family = {.name = "hotline_probe_attached", .type = kGauge,
+                .help = "1 when the target is watched, by the mechanism named; 0 when no mechanism could attach.",
+                .labels = "target, mechanism"},
+     .render = render_attached},
+    {.fields = FieldTable::kTarget},
+    {.family = {.name = "hotline_handoffs", .type = kCounter,
+                .help = "Hits on an object last touched from another CPU: one of node from_node, this one of to_node "
+                        "(the node x node handoff matrix; the diagonal is same-node handoffs).",
+                .labels = "target, from_node, to_node", .capped = true},
+     .render = render_handoff_matrix},
+    {.fields = FieldTable::kHandoff},
+    {.family = {.name = "hotline_latency_seconds", .type = MetricType::kHistogram,
+                .help = "Time spent in the target function, entry to return.", .unit = "seconds",
+                .labels = "target", .capped = true},
+     .render = render_latency},
+    {.fields = FieldTable::kSample},
+    {.family = {.name = "hotline_sampled_share", .type = kGauge,
+                .help = "Share (0..1) of all samples since start whose IP was in the target function.",
+                .labels = "target", .capped = true},
+     .render = render_sampled_share},
+    {.family = {.name = "hotline_probe_run_stats_enabled", .type = kGauge,
+                .help = "1 when the kernel keeps BPF run statistics; 0 leaves the run counters at 0 "
+                        "(grant CAP_SYS_ADMIN or set kernel.bpf_stats_enabled=1)."},
+     .render = render_run_stats},
+    {.family = {.name = "hotline_probe_runs", .type = kCounter,
+                .help = "Times the kernel ran the program (BPF run statistics).", .labels = "target, program"},
+     .render = render_runs},
+    {.family = {.name = "hotline_probe_run_seconds", .type = kCounter,
+                .help = "Time the kernel spent in the program (BPF run statistics; 0 when run statistics are off).",
+                .unit = "seconds", .labels = "target, program"},
+     .render = render_run_seconds},
+    {.family = {.name = "hotline_drops", .type = kCounter,
+                .help = "Events lost: recursion = runs the kernel skipped; latency_lost = returns without a recorded "
+                        "entry; owner_evicted = objects pushed out of the full owner map (their next touch counts "
+                        "as new).",
+                .labels = "target, reason"},
+     .render = render_drops},
+    {.family = {.name = "hotline_read_errors", .type = kCounter,
+                .help = "Scrapes where reading a session's counters failed."},
+     .render = render_read_errors},
+    {.family = {.name = "hotline_http_rejected", .type = kCounter, .help = "HTTP requests refused, by reason.",
+                .labels = "reason"},
+     .render = render_http_rejected},
+    {.family = {.name = "hotline_series_dropped", .type = kCounter,
+                .help = "Contention series left out because the series cap (metrics.max_series) was reached."},
+     .render = render_series_dropped},
+    {.family = {.name = "process_cpu_seconds", .type = kCounter,
+                .help = "Total user and system CPU time spent in seconds.", .unit = "seconds"},
+     .render = render_process<&ProcessStats::cpu_seconds>},
+    {.family = {.name = "process_resident_memory_bytes", .type = kGauge, .help = "Resident memory size in bytes.",
+                .unit = "bytes"},
+     .render = render_process<&ProcessStats::resident_bytes>},
+    {.family = {.name = "process_virtual_memory_bytes", .type = kGauge, .help = "Virtual memory size in bytes.",
+                .unit = "bytes"},
+     .render = render_process<&ProcessStats::virtual_bytes>},
+    {.family = {.name = "process_open_fds", .type = kGauge, .help = "Number of open file descriptors."},
+     .render = render_process<&ProcessStats::open_fds>},
+    {.family = {.name = "process_max_fds", .type = kGauge, .help = "Maximum number of open file descriptors."},
+     .render = render_process<&ProcessStats::max_fds>},
+    {.family = {.name = "process_start_time_seconds", .type = kGauge,
+                .help = "Start time of the process since unix epoch in seconds.", .unit = "seconds"},
+     .render = render_process<&ProcessStats::start_time_seconds>},
+};
+
+// The labels a table's field families get, by fold; empty: that fold is not
+// rendered for the table.
+struct FoldLabels {
+    std::string_view by_node = {};
+    std::string_view total = {};
+    std::string_view of(Fold f) const { return f == Fold::kByNode ? by_node : total; }
+};
+constexpr FoldLabels kTargetLabels{.by_node = "target, node, (cpu), mechanism"};
+constexpr FoldLabels kHandoffLabels{.total = "target"};
+constexpr FoldLabels kSampleLabels{.by_node = "node, (cpu)"};
+
+template <class S>
+void field_families(std::vector<MetricFamily>& out, std::span<const Field<S>> fields, FoldLabels labels) {
+    for (const auto& f : fields)
+        if (!f.prom.name.empty()) out.push_back(field_family(f.prom, labels.of(f.fold)));
+}
+
+template <class S>
+void check_folds(std::vector<std::string>& problems, std::span<const Field<S>> fields, FoldLabels labels) {
+    for (const auto& f : fields)
+        if (!f.prom.name.empty() && labels.of(f.fold).empty())
+            problems.push_back("family \"" + std::string(f.prom.name) + "\": its fold is not rendered for its table");
+}
+
+}  // namespace
+
+std::vector<MetricFamily> metric_families() {
+    std::vector<MetricFamily> out;
+    for (const auto& e : kFamilies) {
+        switch (e.fields) {
+            case FieldTable::kNone: out.push_back(e.family); break;
+            case FieldTable::kTarget:
+                field_families<TargetCounters>(out, kTargetFields, kTargetLabels);
+                break;
+            case FieldTable::kHandoff: field_families<HandoffCounters>(out, kHandoffFields, kHandoffLabels); break;
+            case FieldTable::kSample: field_families<Snapshot>(out, kSampleFields, kSampleLabels); break;
         }
-        for (const auto& [target, v] : rec) x.sample({{"target", target}, {"reason", "recursion"}}, v);
-        for (const auto& t : s.targets)
-            if (t.has_latency) x.sample({{"target", t.target}, {"reason", "latency_lost"}}, t.lat_lost);
-        for (const auto& t : s.targets)
-            if (t.has_handoffs) x.sample({{"target", t.target}, {"reason", "owner_evicted"}}, t.handoffs.evictions);
     }
+    return out;
+}
 
-    // --- the exporter itself
-    x.begin({"hotline_read_errors", Kind::kCounter, "Scrapes where reading a session's counters failed."});
-    x.sample({}, counters.read_errors);
-    x.begin({"hotline_http_rejected", Kind::kCounter, "HTTP requests refused, by reason."});
-    for (const auto& [reason, v] : counters.http_rejected) x.sample({{"reason", reason}}, v);
-    x.begin({"hotline_series_dropped", Kind::kCounter,
-             "Contention series left out because the series cap (metrics.max_series) was reached."});
-    x.sample({}, counters.series_dropped + x.dropped());
+std::vector<std::string> check_metric_registry() {
+    std::vector<std::string> problems;
+    for (const auto& e : kFamilies) {
+        bool by_field = e.fields != FieldTable::kNone;
+        if (by_field == (e.render != nullptr))
+            problems.push_back("a registry entry needs exactly one of render, fields: \"" +
+                               std::string(e.family.name) + "\"");
+        if (by_field && !e.family.name.empty())
+            problems.push_back("a field-table entry names a family of its own: \"" + std::string(e.family.name) + "\"");
+    }
+    check_folds<TargetCounters>(problems, kTargetFields, kTargetLabels);
+    check_folds<HandoffCounters>(problems, kHandoffFields, kHandoffLabels);
+    check_folds<Snapshot>(problems, kSampleFields, kSampleLabels);
+    std::set<std::string_view> names;
+    for (const auto& f : metric_families()) {
+        std::string id = "family \"" + std::string(f.name) + "\"";
+        if (f.name.empty()) problems.push_back("a family without a name");
+        if (!names.insert(f.name).second) problems.push_back(id + ": duplicate name");
+        if (f.help.empty()) problems.push_back(id + ": no help text");
+        if (!f.unit.empty() && !f.name.ends_with(f.unit)) problems.push_back(id + ": name does not end with its unit");
+        if (f.labels.find("(cpu)") != std::string_view::npos && f.type != MetricType::kCounter)
+            problems.push_back(id + ": per-CPU series of a gauge");
+    }
+    return problems;
+}
 
-    if (const auto& p = counters.process) {
-        x.begin({"process_cpu_seconds", Kind::kCounter, "Total user and system CPU time spent in seconds.",
-                 "seconds"});
-        x.sample({}, p->cpu_seconds);
-        x.begin({"process_resident_memory_bytes", Kind::kGauge, "Resident memory size in bytes.", "bytes"});
-        x.sample({}, p->resident_bytes);
-        x.begin({"process_virtual_memory_bytes", Kind::kGauge, "Virtual memory size in bytes.", "bytes"});
-        x.sample({}, p->virtual_bytes);
-        x.begin({"process_open_fds", Kind::kGauge, "Number of open file descriptors."});
-        x.sample({}, p->open_fds);
-        x.begin({"process_max_fds", Kind::kGauge, "Maximum number of open file descriptors."});
-        x.sample({}, p->max_fds);
-        x.begin({"process_start_time_seconds", Kind::kGauge,
-                 "Start time of the process since unix epoch in seconds.", "seconds"});
-        x.sample({}, p->start_time_seconds);
+PromStats render_prometheus(std::ostream& os, const Snapshot& s, const ExporterInfo& info,
+                            const ExporterCounters& counters, const PromOptions& opts) {
+    Expo x(os, opts);
+    Scrape c{x, s, info, counters, opts};
+    for (const auto& e : kFamilies) {
+        switch (e.fields) {
+            case FieldTable::kNone:
+                x.begin(e.family);
+                e.render(c);
+                break;
+            case FieldTable::kTarget: render_fields<TargetCounters>(c, kTargetFields); break;
+            case FieldTable::kHandoff: render_fields<HandoffCounters>(c, kHandoffFields); break;
+            case FieldTable::kSample: render_fields<Snapshot>(c, kSampleFields); break;
+        }
     }
     x.finish();
     return {x.series(), x.dropped()};

@@ -3,23 +3,23 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "hotline/abi.h"
+#include "hotline/fields.hpp"
 #include "hotline/mechanism.hpp"
 #include "hotline/topology.hpp"
 
 namespace hotline {
 
-using Log2Hist = std::array<std::uint64_t, HL_HIST_SLOTS>;
-
 // Handoffs of one target's objects between CPUs.  Per-CPU vectors are indexed by
 // the CPU that touched the object after another had; matrix[from][to] by node.
 struct HandoffCounters {
-    std::vector<std::uint64_t> tracked;
+    std::vector<std::uint64_t> tracked;     // hits that went through tracking
     std::vector<std::uint64_t> same_cpu;
     std::vector<std::uint64_t> cross_cpu;   // another CPU, same node
     std::vector<std::uint64_t> cross_node;  // a CPU of another node
@@ -53,7 +53,7 @@ struct WorkqCounters {
     std::vector<std::uint64_t> remote;    // of which for another CPU
     std::vector<std::uint64_t> executed;
     std::uint64_t lat_count = 0, lat_sum_ns = 0, lat_lost = 0;
-    std::array<std::uint64_t, HL_HIST_SLOTS> hist{};  // queue -> execute, log2 ns
+    Log2Hist hist{};                                  // queue -> execute, log2 ns
     std::map<std::string, std::uint64_t> funcs;       // symbolized work function -> queued
 };
 
@@ -97,6 +97,157 @@ struct Snapshot {
     WorkqCounters workq;
 
     const TargetCounters* find(const std::string& target) const;
+};
+
+// ------------------------------------------------------------ field tables
+// Every counter of the model, read from BPF by the session and carried by
+// delta(), the recording and /metrics.  A new BPF counter is its abi.h slot, the
+// program that counts it, a member above and an entry here.  Within a table,
+// exported fields appear in /metrics in table order.
+
+inline constexpr Field<TargetCounters> kTargetFields[] = {
+    {.name = "calls",
+     .abi = AbiSource::kHitsSlot,
+     .abi_offset = offsetof(hl_hits, t[0].calls),
+     .per_cpu = &TargetCounters::calls,
+     .prom = {.name = "hotline_calls",
+              .help = "Hits on the target function (for a tracepoint proxy: matching events; for sampling: "
+                      "samples whose IP was in the function), per NUMA node.",
+              .capped = true},
+     .fold = Fold::kByNode},
+    {.name = "events",
+     .abi = AbiSource::kHitsSlot,
+     .abi_offset = offsetof(hl_hits, t[0].events),
+     .per_cpu = &TargetCounters::events},
+    {.name = "count",
+     .json_group = "latency",
+     .abi = AbiSource::kCounts,
+     .abi_offset = offsetof(hl_counts, lat_count),
+     .value = &TargetCounters::lat_count},
+    {.name = "sum_ns",
+     .json_group = "latency",
+     .abi = AbiSource::kCounts,
+     .abi_offset = offsetof(hl_counts, lat_sum_ns),
+     .value = &TargetCounters::lat_sum_ns},
+    {.name = "lost",
+     .json_group = "latency",
+     .abi = AbiSource::kCounts,
+     .abi_offset = offsetof(hl_counts, lat_lost),
+     .value = &TargetCounters::lat_lost},
+    {.name = "log2_slots",
+     .json_group = "latency",
+     .abi = AbiSource::kCounts,
+     .abi_offset = offsetof(hl_counts, hist),
+     .hist = &TargetCounters::hist},
+};
+
+inline constexpr Field<HandoffCounters> kHandoffFields[] = {
+    {.name = "cross_node",
+     .abi = AbiSource::kHandoffCounts,
+     .abi_offset = offsetof(hl_handoff_counts, cross_node),
+     .per_cpu = &HandoffCounters::cross_node,
+     .prom = {.name = "hotline_cross_node_handoffs",
+              .help = "Handoffs whose from_node and to_node differ (the off-diagonal of hotline_handoffs_total).",
+              .capped = true}},
+    {.name = "tracked",
+     .abi = AbiSource::kHandoffCounts,
+     .abi_offset = offsetof(hl_handoff_counts, tracked),
+     .per_cpu = &HandoffCounters::tracked,
+     .prom = {.name = "hotline_handoff_tracked_hits",
+              .help = "Hits that went through handoff tracking (after probe.handoff_sample): the denominator "
+                      "of handoff shares.",
+              .capped = true}},
+    {.name = "same_cpu",
+     .abi = AbiSource::kHandoffCounts,
+     .abi_offset = offsetof(hl_handoff_counts, same_cpu),
+     .per_cpu = &HandoffCounters::same_cpu},
+    {.name = "cross_cpu",
+     .abi = AbiSource::kHandoffCounts,
+     .abi_offset = offsetof(hl_handoff_counts, cross_cpu),
+     .per_cpu = &HandoffCounters::cross_cpu},
+    {.name = "new_objects",
+     .abi = AbiSource::kHandoffCounts,
+     .abi_offset = offsetof(hl_handoff_counts, new_objects),
+     .per_cpu = &HandoffCounters::new_objects},
+    {.name = "remote",
+     .abi = AbiSource::kHandoffCounts,
+     .abi_offset = offsetof(hl_handoff_counts, remote),
+     .per_cpu = &HandoffCounters::remote},
+    {.name = "live_objects",
+     .value = &HandoffCounters::live_objects,
+     .gauge = true,
+     .prom = {.name = "hotline_handoff_live_objects",
+              .type = MetricType::kGauge,
+              .help = "Objects in the bounded owner map now (its capacity is hotline_handoff_owner_capacity)."}},
+    {.name = "capacity",
+     .value = &HandoffCounters::capacity,
+     .gauge = true,
+     .prom = {.name = "hotline_handoff_owner_capacity",
+              .type = MetricType::kGauge,
+              .help = "Entries the owner map holds before evicting."}},
+    {.name = "evictions",
+     .abi = AbiSource::kHandoffCounts,
+     .abi_offset = offsetof(hl_handoff_counts, evicted),
+     .value = &HandoffCounters::evictions},
+};
+
+inline constexpr Field<WorkqCounters> kWorkqFields[] = {
+    {.name = "irqs",
+     .abi = AbiSource::kWorkqCounts,
+     .abi_offset = offsetof(hl_workq_counts, irqs),
+     .per_cpu = &WorkqCounters::irqs},
+    {.name = "queued",
+     .abi = AbiSource::kWorkqCounts,
+     .abi_offset = offsetof(hl_workq_counts, queued),
+     .per_cpu = &WorkqCounters::queued},
+    {.name = "remote",
+     .abi = AbiSource::kWorkqCounts,
+     .abi_offset = offsetof(hl_workq_counts, remote),
+     .per_cpu = &WorkqCounters::remote},
+    {.name = "executed",
+     .abi = AbiSource::kWorkqCounts,
+     .abi_offset = offsetof(hl_workq_counts, executed),
+     .per_cpu = &WorkqCounters::executed},
+    {.name = "count",
+     .json_group = "queue_to_execute",
+     .abi = AbiSource::kWorkqCounts,
+     .abi_offset = offsetof(hl_workq_counts, lat_count),
+     .value = &WorkqCounters::lat_count},
+    {.name = "sum_ns",
+     .json_group = "queue_to_execute",
+     .abi = AbiSource::kWorkqCounts,
+     .abi_offset = offsetof(hl_workq_counts, lat_sum_ns),
+     .value = &WorkqCounters::lat_sum_ns},
+    {.name = "lost",
+     .json_group = "queue_to_execute",
+     .abi = AbiSource::kWorkqCounts,
+     .abi_offset = offsetof(hl_workq_counts, lat_lost),
+     .value = &WorkqCounters::lat_lost},
+    {.name = "log2_slots",
+     .json_group = "queue_to_execute",
+     .abi = AbiSource::kWorkqCounts,
+     .abi_offset = offsetof(hl_workq_counts, hist),
+     .hist = &WorkqCounters::hist},
+};
+
+// The sampling program's per-CPU counters (a target's samples are its calls).
+inline constexpr Field<Snapshot> kSampleFields[] = {
+    {.name = "samples_total",
+     .abi = AbiSource::kSampleCounts,
+     .abi_offset = offsetof(hl_sample_counts, samples),
+     .per_cpu = &Snapshot::samples_total,
+     .prom = {.name = "hotline_samples",
+              .help = "cpu-clock samples taken by the sampling mechanism.",
+              .capped = true},
+     .fold = Fold::kByNode},
+    {.name = "samples_kernel",
+     .abi = AbiSource::kSampleCounts,
+     .abi_offset = offsetof(hl_sample_counts, kernel_samples),
+     .per_cpu = &Snapshot::samples_kernel,
+     .prom = {.name = "hotline_kernel_samples",
+              .help = "Of hotline_samples_total, those whose IP was in the kernel.",
+              .capped = true},
+     .fold = Fold::kByNode},
 };
 
 // Objects ordered by cross-node handoffs, then all handoffs; at most n.

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hotline/kernel.hpp"
 #include "hotline/metrics.hpp"
@@ -67,6 +68,13 @@ struct PromStats {
 
 PromStats render_prometheus(std::ostream& os, const Snapshot& s, const ExporterInfo& info,
                             const ExporterCounters& counters, const PromOptions& opts);
+
+// Every family /metrics can hold, in exposition order (docs/metrics.md lists them).
+std::vector<MetricFamily> metric_families();
+// Problems of the family registry and of the field tables' exports: an entry
+// with no field and no renderer, duplicate names, no help, a unit the name does
+// not end with, a fold the renderer does not draw.  Empty: sound.
+std::vector<std::string> check_metric_registry();
 
 // Exposed for tests.
 std::string escape_label_value(std::string_view v);  // \\ \" \n, invalid UTF-8 -> U+FFFD

@@ -1,0 +1,251 @@
+// The field tables (metrics.hpp) and the /metrics family registry: complete
+// entries, every field carried from its ABI slot through delta(), the recording
+// JSON and /metrics, and docs/metrics.md naming every family as the registry does.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hotline/output.hpp"
+#include "hotline/prometheus.hpp"
+
+using namespace hotline;
+
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += s + "\n";
+    return out;
+}
+
+bool mentions(const std::vector<std::string>& problems, std::string_view what) {
+    for (const auto& p : problems)
+        if (p.find(what) != std::string::npos) return true;
+    return false;
+}
+
+TEST(FieldTables, EveryEntryIsComplete) {
+    EXPECT_EQ(joined(check_fields("target", kTargetFields)), "");
+    EXPECT_EQ(joined(check_fields("handoff", kHandoffFields)), "");
+    EXPECT_EQ(joined(check_fields("workq", kWorkqFields)), "");
+    EXPECT_EQ(joined(check_fields("sample", kSampleFields)), "");
+}
+
+TEST(FieldTables, CheckRejectsIncompleteEntries) {
+    const Field<HandoffCounters> bad[] = {
+        {.name = "tracked", .abi = AbiSource::kHandoffCounts, .abi_offset = 0, .per_cpu = &HandoffCounters::tracked},
+        {.name = "tracked", .abi = AbiSource::kHandoffCounts, .abi_offset = 8, .per_cpu = &HandoffCounters::same_cpu},
+        {.name = "beyond",
+         .abi = AbiSource::kHandoffCounts,
+         .abi_offset = sizeof(hl_handoff_counts),
+         .per_cpu = &HandoffCounters::remote},
+        {.name = "silent", .abi = AbiSource::kHandoffCounts, .abi_offset = 16, .per_cpu = &HandoffCounters::cross_cpu,
+         .prom = {.name = "hotline_silent"}},
+        {.name = "nothing",
+         .abi = AbiSource::kHandoffCounts,
+         .abi_offset = 24,
+         .prom = {.name = "hotline_x", .help = "x"}},
+        {.name = "both",
+         .abi = AbiSource::kHandoffCounts,
+         .abi_offset = 32,
+         .per_cpu = &HandoffCounters::new_objects,
+         .value = &HandoffCounters::evictions},
+        {.name = "unread", .value = &HandoffCounters::evictions},
+    };
+    auto p = check_fields("handoff", bad);
+    EXPECT_TRUE(mentions(p, "\"tracked\": duplicate name")) << joined(p);
+    EXPECT_TRUE(mentions(p, "\"beyond\": ABI offset outside its source")) << joined(p);
+    EXPECT_TRUE(mentions(p, "\"silent\": Prometheus family without help")) << joined(p);
+    EXPECT_TRUE(mentions(p, "\"nothing\": needs exactly one of per_cpu, value, hist")) << joined(p);
+    EXPECT_TRUE(mentions(p, "\"both\": needs exactly one of per_cpu, value, hist")) << joined(p);
+    EXPECT_TRUE(mentions(p, "\"unread\": a counter must be read from BPF")) << joined(p);
+
+    const Field<TargetCounters> hist_past_end[] = {
+        {.name = "log2_slots", .abi = AbiSource::kCounts, .abi_offset = 32, .hist = &TargetCounters::hist},
+    };
+    EXPECT_TRUE(mentions(check_fields("target", hist_past_end), "ABI offset outside its source"));
+}
+
+TEST(MetricRegistry, EveryFamilyIsComplete) { EXPECT_EQ(joined(check_metric_registry()), ""); }
+
+// A snapshot whose every field holds `base` plus the field's position, so that
+// a field read from or written to the wrong member shows.
+template <class S>
+void fill(S& s, Fields<S> fields, std::uint64_t base) {
+    std::uint64_t n = base;
+    for (const auto& f : fields) {
+        ++n;
+        if (f.per_cpu) s.*f.per_cpu = {n, 2 * n};
+        else if (f.value) s.*f.value = n;
+        else if (f.hist) (s.*f.hist).fill(n);
+    }
+}
+
+Snapshot filled(std::uint64_t base) {
+    Snapshot s;
+    s.t = double(base);
+    TargetCounters t;
+    t.target = "dst_release";
+    t.mechanism = Mechanism::kFentry;
+    t.has_latency = true;
+    t.has_handoffs = true;
+    fill(t, kTargetFields, base);
+    fill(t.handoffs, kHandoffFields, base);
+    s.targets.push_back(t);
+    s.has_workq = true;
+    fill(s.workq, kWorkqFields, base);
+    fill(s, kSampleFields, base);
+    return s;
+}
+
+// Every field of the table in later - earlier: counters by difference, gauges as they stand.
+template <class S>
+void expect_delta(const S& d, Fields<S> fields, std::uint64_t later, std::uint64_t earlier) {
+    std::uint64_t i = 0;
+    for (const auto& f : fields) {
+        ++i;
+        std::uint64_t want = f.gauge ? later + i : later - earlier;
+        if (f.per_cpu) {
+            EXPECT_EQ(d.*f.per_cpu, (std::vector<std::uint64_t>{want, 2 * want})) << f.name;
+        } else if (f.value) {
+            EXPECT_EQ(d.*f.value, want) << f.name;
+        } else if (f.hist) {
+            EXPECT_EQ((d.*f.hist)[HL_HIST_SLOTS - 1], want) << f.name;
+        }
+    }
+}
+
+TEST(FieldTables, DeltaCarriesEveryField) {
+    Interval iv = delta(filled(100), filled(1000));
+    ASSERT_EQ(iv.d.targets.size(), 1u);
+    expect_delta(iv.d.targets[0], kTargetFields, 1000, 100);
+    expect_delta(iv.d.targets[0].handoffs, kHandoffFields, 1000, 100);
+    expect_delta(iv.d.workq, kWorkqFields, 1000, 100);
+    expect_delta(iv.d, kSampleFields, 1000, 100);
+}
+
+template <class S>
+void expect_json(const nlohmann::json& j, Fields<S> fields) {
+    for (const auto& f : fields) {
+        const nlohmann::json& in = f.json_group.empty() ? j : j.at(std::string(f.json_group));
+        EXPECT_TRUE(in.contains(std::string(f.name))) << f.json_group << "." << f.name;
+    }
+}
+
+TEST(FieldTables, RecordingCarriesEveryField) {
+    Interval iv = delta(Snapshot{}, filled(1000));
+    nlohmann::json j = to_json(iv);
+    expect_json<TargetCounters>(j["targets"][0], kTargetFields);
+    expect_json<HandoffCounters>(j["targets"][0]["handoffs"], kHandoffFields);
+    expect_json<WorkqCounters>(j["workqueue"], kWorkqFields);
+    expect_json<Snapshot>(j, kSampleFields);
+}
+
+template <class S>
+void expect_families(const std::string& text, Fields<S> fields) {
+    for (const auto& f : fields) {
+        if (f.prom.name.empty()) continue;
+        EXPECT_NE(text.find("# HELP " + std::string(f.prom.name)), std::string::npos) << f.name;
+    }
+}
+
+TEST(FieldTables, PrometheusCarriesEveryExportedField) {
+    ExporterInfo info;
+    info.topo.cpus = {0, 1};
+    info.topo.nodes = {0};
+    std::ostringstream os;
+    render_prometheus(os, filled(1000), info, ExporterCounters{}, PromOptions{});
+    expect_families<TargetCounters>(os.str(), kTargetFields);
+    expect_families<HandoffCounters>(os.str(), kHandoffFields);
+    expect_families<Snapshot>(os.str(), kSampleFields);
+}
+
+// A session reader's view: one CPU's ABI value with each field's slot holding a
+// distinct number lands in that field's member.
+TEST(FieldTables, AbiSlotsLandInTheirMembers) {
+    hl_handoff_counts v{};
+    auto* words = reinterpret_cast<std::uint64_t*>(&v);
+    for (std::size_t i = 0; i < sizeof v / 8; ++i) words[i] = 1000 + i;
+    HandoffCounters h;
+    size_per_cpu(h, kHandoffFields, 2);
+    add_cpu_value(h, kHandoffFields, AbiSource::kHandoffCounts, &v, 1);
+    EXPECT_EQ(h.tracked[1], v.tracked);
+    EXPECT_EQ(h.same_cpu[1], v.same_cpu);
+    EXPECT_EQ(h.cross_cpu[1], v.cross_cpu);
+    EXPECT_EQ(h.cross_node[1], v.cross_node);
+    EXPECT_EQ(h.new_objects[1], v.new_objects);
+    EXPECT_EQ(h.remote[1], v.remote);
+    EXPECT_EQ(h.evictions, v.evicted);
+    EXPECT_EQ(h.tracked[0], 0u);
+
+    hl_counts c{};
+    c.lat_count = 3;
+    c.lat_sum_ns = 4;
+    c.lat_lost = 5;
+    c.hist[HL_HIST_SLOTS - 1] = 6;
+    hl_hits hits{};
+    hits.t[2].calls = 7;
+    hits.t[2].events = 8;
+    TargetCounters t;
+    size_per_cpu(t, kTargetFields, 1);
+    for (int twice = 0; twice < 2; ++twice) add_cpu_value(t, kTargetFields, AbiSource::kCounts, &c, 0);
+    add_cpu_value(t, kTargetFields, AbiSource::kHitsSlot, &hits.t[2], 0);
+    EXPECT_EQ(t.lat_count, 6u);
+    EXPECT_EQ(t.lat_sum_ns, 8u);
+    EXPECT_EQ(t.lat_lost, 10u);
+    EXPECT_EQ(t.hist[HL_HIST_SLOTS - 1], 12u);
+    EXPECT_EQ(t.calls, std::vector<std::uint64_t>{7});
+    EXPECT_EQ(t.events, std::vector<std::uint64_t>{8});
+}
+
+// ------------------------------------------------------------ docs/metrics.md
+
+std::string doc_name(const MetricFamily& f) {
+    std::string name(f.name);
+    if (f.type == MetricType::kCounter) name += "_total";
+    if (f.type == MetricType::kInfo) name += "_info";
+    return name;
+}
+
+// The first three cells of the family's row in docs/metrics.md.
+std::string doc_row(const MetricFamily& f) {
+    std::string type = f.type == MetricType::kInfo ? "gauge (OpenMetrics: info)" : std::string(to_string(f.type));
+    std::string labels;
+    std::string_view rest = f.labels;
+    while (!rest.empty()) {
+        auto comma = rest.find(", ");
+        std::string_view l = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 2);
+        if (!labels.empty()) labels += ", ";
+        bool per_cpu_only = l.starts_with("(");
+        if (per_cpu_only) l = l.substr(1, l.size() - 2);
+        labels += (per_cpu_only ? "(`" : "`") + std::string(l) + (per_cpu_only ? "`)" : "`");
+    }
+    return "| `" + doc_name(f) + "` | " + type + " | " + (labels.empty() ? "" : labels + " ") + "|";
+}
+
+TEST(MetricRegistry, DocsListEveryFamily) {
+    std::ifstream in(std::string(HOTLINE_FIXTURES) + "/../../docs/metrics.md");
+    ASSERT_TRUE(in);
+    std::stringstream doc;
+    doc << in.rdbuf();
+    std::set<std::string> names;
+    for (const auto& f : metric_families()) {
+        names.insert(doc_name(f));
+        if (f.name.starts_with("process_")) continue;  // one row names them all
+        EXPECT_NE(doc.str().find(doc_row(f)), std::string::npos)
+            << "docs/metrics.md has no row starting " << doc_row(f);
+    }
+    std::istringstream lines(doc.str());
+    for (std::string line; std::getline(lines, line);) {
+        if (!line.starts_with("| `hotline_")) continue;
+        std::string name = line.substr(3, line.find('`', 3) - 3);
+        EXPECT_TRUE(names.count(name)) << "docs/metrics.md lists " << name << ", which /metrics does not have";
+    }
+}
+
+}  // namespace
