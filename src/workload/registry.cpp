@@ -5,6 +5,10 @@
 // entry is complete and listed in docs/scenarios.md.
 #include <fmt/format.h>
 
+#include <functional>
+#include <optional>
+#include <set>
+
 #include "generators.hpp"
 #include "hotline/scenario.hpp"
 
@@ -88,12 +92,64 @@ const std::vector<ShapeOptionRange>& shape_option_ranges() {
     return k;
 }
 
+namespace {
+
+// An entry's default of a numeric shape option (nullopt: not set per scenario).
+std::optional<long> entry_default(const ScenarioDef& d, ShapeOption option) {
+    if (option == kOptFlowsPerCpu) return d.flows_per_cpu;
+    if (option == kOptMsgSize) return d.msg_size;
+    return std::nullopt;
+}
+
+void check_defaults(const ScenarioDef& d, const std::function<void(std::string)>& problem) {
+    for (auto& r : shape_option_ranges()) {
+        auto v = entry_default(d, r.option);
+        if (v && (*v < r.min || *v > r.max))
+            problem(fmt::format("default {} {} is out of range ({})", r.flag, *v, r.hint));
+    }
+}
+
+// What the operation count and the hooks promise must fit together.
+void check_consistency(const ScenarioDef& d, const std::function<void(std::string)>& problem) {
+    if (d.options & ~kAllShapeOptions) problem("unknown shape option bits");
+    if (d.live_ops && d.ops != OpsUnit::kMessages && d.ops != OpsUnit::kConnections)
+        problem("a live operation count needs messages or connections as its unit");
+    if (d.command_is_traffic && (d.ops != OpsUnit::kNone || d.live_ops))
+        problem("its traffic is a command: hotline counts no operations");
+    if (!d.command_is_traffic && d.ops == OpsUnit::kNone) problem("no operation unit");
+    if (d.options_read) {
+        ScenarioOptions o;
+        o.name = d.name;
+        if (d.options_read(o) & ~d.options) problem("options_read names options the entry does not list");
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> scenario_registry_problems(const std::vector<ScenarioDef>& entries) {
+    std::vector<std::string> out;
+    std::set<std::string_view> seen;
+    for (auto& d : entries) {
+        auto problem = [&](std::string what) {
+            out.push_back(fmt::format("{}: {}", d.name.empty() ? "an entry" : d.name, what));
+        };
+        if (d.name.empty()) problem("no name");
+        else if (!seen.insert(d.name).second) problem("duplicate name");
+        if (d.name.find_first_of(" ,\t") != std::string_view::npos) problem("the name is not one word");
+        if (d.summary.empty()) problem("no summary");
+        if (d.summary.find('\n') != std::string_view::npos) problem("the summary is not one line");
+        if (!d.run) problem("no generator");
+        check_defaults(d, problem);
+        check_consistency(d, problem);
+    }
+    return out;
+}
+
 std::string registry_defaults(ShapeOption option) {
     std::string out;
     for (auto& d : scenario_registry())
-        if (d.options & option)
-            out += fmt::format("{}{} {}", out.empty() ? "" : ", ", d.name,
-                               option == kOptFlowsPerCpu ? d.flows_per_cpu : d.msg_size);
+        if (auto v = entry_default(d, option); v && (d.options & option))
+            out += fmt::format("{}{} {}", out.empty() ? "" : ", ", d.name, *v);
     return out;
 }
 

@@ -162,6 +162,7 @@ enum ShapeOption : unsigned {
     kOptNodelay = 1u << 4,      // --nodelay
     kOptQperfTest = 1u << 5,    // --qperf-test
 };
+inline constexpr unsigned kAllShapeOptions = (1u << 6) - 1;
 
 // One operation of a scenario: the unit of validate's scenario.ops_per_s and
 // of record's per-interval operation counts.
@@ -202,6 +203,10 @@ struct ScenarioDef {
 const std::vector<ScenarioDef>& scenario_registry();
 const ScenarioDef* find_scenario(std::string_view name);
 std::string scenario_names();  // "dst-refcount, tcp-crr, ..."
+// What is missing or wrong in registry entries, one line each ("NAME: no
+// summary"); empty when every entry is complete.  A unit test runs it on
+// scenario_registry().
+std::vector<std::string> scenario_registry_problems(const std::vector<ScenarioDef>& entries);
 
 // The range every value (and every registry default) of a numeric shape option must be in.
 struct ShapeOptionRange {
