@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hotline/exit_codes.hpp"
+#include "hotline/scenario.hpp"
 
 namespace CLI {
 class App;
@@ -30,13 +31,10 @@ struct ScenarioArgs {
     std::string name;
     std::string duration;
     std::string cpus;
-    int flows_per_cpu = 0;
-    int msg_size = 0;
     std::string msg_sizes;
-    int sockbuf = 64 * 1024;
-    bool loopback = false;
-    bool nodelay = false;
-    std::string qperf_test = "tcp_lat";
+    // The options bound as they are (flows per CPU, message size, socket
+    // buffers, loopback, nodelay, qperf test), with the library's defaults.
+    ScenarioOptions shape;
     std::string server_command;
     bool json = false;
     std::string output;
@@ -123,15 +121,6 @@ int run_scenario_list(bool json);
 int run_scenario_run(const ScenarioArgs& a);
 
 }  // namespace hotline::cli
-
-namespace CLI {
-class App;
-}
-namespace hotline {
-struct ScenarioOptions;
-template <class T>
-class Result;
-}  // namespace hotline
 
 namespace hotline::cli {
 // Adds the scenario shape options to a subcommand (duration only when asked).

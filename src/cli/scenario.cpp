@@ -14,22 +14,33 @@
 namespace hotline::cli {
 
 void add_scenario_options(CLI::App* app, ScenarioArgs& a, bool with_duration) {
+    ScenarioOptions& s = a.shape;
     if (with_duration)
         app->add_option("-d,--duration", a.duration,
-                        "Traffic time in total (default 10s; irq-lat and qperf tcp_lat: 1s per message size)");
+                        fmt::format("Traffic time in total (default {}s; a size sweep: 1s per message size)",
+                                    kDefaultScenarioDurationS));
     app->add_option("--cpus", a.cpus, "CPUs to pin workers to, e.g. 0-3 (default: all usable)");
-    app->add_option("--flows-per-cpu", a.flows_per_cpu, "Flows per CPU (dst-refcount default 3, tcp-crr 1)");
-    app->add_option("--msg-size", a.msg_size, "Message size in bytes for dst-refcount/tcp-crr/qperf tcp_bw (default 64)");
-    app->add_option("--msg-sizes", a.msg_sizes, "Sweep for irq-lat/qperf tcp_lat: MIN:MAX:*F or a list (default 4K:1M:*2)");
-    app->add_option("--sockbuf", a.sockbuf, "dst-refcount sender socket buffers in bytes (default 65536)");
-    app->add_flag("--loopback", a.loopback, "One namespace and its loopback instead of a veth pair");
-    app->add_flag("--nodelay", a.nodelay, "irq-lat: set TCP_NODELAY (qperf does not)");
-    app->add_option("--qperf-test", a.qperf_test, "qperf scenario: tcp_lat (default) or tcp_bw");
+    app->add_option("--flows-per-cpu", s.flows_per_cpu,
+                    fmt::format("Flows per CPU (default: {})", registry_defaults(kOptFlowsPerCpu)));
+    app->add_option("--msg-size", s.msg_size,
+                    fmt::format("Message size in bytes (default: {})", registry_defaults(kOptMsgSize)));
+    app->add_option("--msg-sizes", a.msg_sizes,
+                    fmt::format("Size sweep: MIN:MAX:*F or a list (default {}; read by: {})", kDefaultMsgSizes,
+                                scenarios_reading(kOptMsgSizes)));
+    app->add_option("--sockbuf", s.sockbuf,
+                    fmt::format("Sender socket buffers in bytes (default {}; read by: {})", s.sockbuf,
+                                scenarios_reading(kOptSockbuf)));
+    app->add_flag("--loopback", s.loopback, "One namespace and its loopback instead of a veth pair");
+    app->add_flag("--nodelay", s.nodelay,
+                  fmt::format("Set TCP_NODELAY, which qperf leaves off (read by: {})", scenarios_reading(kOptNodelay)));
+    app->add_option("--qperf-test", s.qperf_test,
+                    fmt::format("tcp_lat or tcp_bw (default {}; read by: {})", s.qperf_test,
+                                scenarios_reading(kOptQperfTest)));
     app->add_option("--server-command", a.server_command, "Shell command to run in the server namespace (sh -c)");
 }
 
 Result<ScenarioOptions> to_scenario_options(const ScenarioArgs& a) {
-    ScenarioOptions o;
+    ScenarioOptions o = a.shape;
     o.name = a.name;
     if (!a.duration.empty()) {
         auto d = parse_duration(a.duration);
@@ -48,12 +59,6 @@ Result<ScenarioOptions> to_scenario_options(const ScenarioArgs& a) {
         if (!s) return s.error();
         o.msg_sizes = *s;
     }
-    o.flows_per_cpu = a.flows_per_cpu;
-    o.msg_size = a.msg_size;
-    o.sockbuf = a.sockbuf;
-    o.loopback = a.loopback;
-    o.nodelay = a.nodelay;
-    o.qperf_test = a.qperf_test;
     if (!a.server_command.empty()) o.server_command = {"sh", "-c", a.server_command};
     o.command = a.command;
     // Without a name (validate: the fix's default scenario) the caller resolves
@@ -66,11 +71,12 @@ Result<ScenarioOptions> to_scenario_options(const ScenarioArgs& a) {
 int run_scenario_list(bool json) {
     if (json) {
         auto arr = nlohmann::json::array();
-        for (auto& s : scenario_catalog()) arr.push_back({{"name", s.name}, {"summary", s.summary}});
+        for (auto& s : scenario_registry())
+            arr.push_back({{"name", std::string(s.name)}, {"summary", std::string(s.summary)}});
         std::cout << arr.dump(1) << "\n";
         return kExitOk;
     }
-    for (auto& s : scenario_catalog()) std::cout << fmt::format("{:<13} {}\n", s.name, s.summary);
+    for (auto& s : scenario_registry()) std::cout << fmt::format("{:<13} {}\n", s.name, s.summary);
     return kExitOk;
 }
 
@@ -109,7 +115,9 @@ int run_scenario_run(const ScenarioArgs& a) {
         }
     }
     if (sig) return 128 + sig;
-    if (r->command_status && *r->command_status != 0 && o->name == "exec") return *r->command_status;
+    // A scenario whose traffic is the command ends with the command's status.
+    if (r->command_status && *r->command_status != 0 && find_scenario(o->name)->command_is_traffic)
+        return *r->command_status;
     return kExitOk;
 }
 

@@ -19,10 +19,7 @@ namespace hotline {
 ScenarioNumbers scenario_numbers(const ScenarioResult& r) {
     ScenarioNumbers n;
     n.seconds = r.seconds;
-    if (r.scenario == "tcp-crr") n.ops = double(r.connections);
-    else if (!r.latency.empty())
-        for (auto& p : r.latency) n.ops += double(p.exchanges);
-    else n.ops = double(r.messages);
+    n.ops = scenario_ops(r);
     // Thread CPU time where the generator measured it, else the busy share of its CPUs.
     if (r.cpu.threads_measured) n.cpu_seconds = (r.cpu.sender_pct + r.cpu.receiver_pct) / 100.0 * r.seconds;
     else n.cpu_seconds = r.cpu.busy_pct / 100.0 * double(r.cpu.cpus.size()) * r.seconds;
@@ -36,11 +33,6 @@ ScenarioNumbers scenario_numbers(const ScenarioResult& r) {
 
 namespace {
 
-struct HostFacts {
-    std::optional<KernelBtf> btf;
-    std::optional<Kallsyms> kallsyms;
-};
-
 ValidatorOutcome error_outcome(VerdictReport r, const std::string& msg) {
     ValidatorOutcome out;
     r.reason = msg;
@@ -51,188 +43,272 @@ ValidatorOutcome error_outcome(VerdictReport r, const std::string& msg) {
     return out;
 }
 
+void add_restore_notes(VerdictReport& r, const RestoreReport& rr) {
+    for (auto& l : rr.lines()) r.notes.push_back("restore: " + l);
+}
+
+// A verdict without trials: the fix does not apply here, or could not be applied
+// (then `rr` says what was restored).
+ValidatorOutcome not_applicable(const FixDef& fix, const std::string& reason, const std::string& scenario,
+                                const nlohmann::json& context, const RestoreReport* rr = nullptr) {
+    ValidatorOutcome out;
+    out.report = not_applicable_report(fix.name, fix.criteria, reason);
+    out.report.scenario = scenario;
+    out.report.context = context;
+    if (rr) add_restore_notes(out.report, *rr);
+    out.exit_code = exit_code(out.report.overall);
+    return out;
+}
+
+Applicability applicability_here(const FixDef& fix, const Topology& topo) {
+    std::optional<KernelBtf> btf;
+    std::optional<Kallsyms> kallsyms;
+    if (auto b = KernelBtf::load(); b) btf.emplace(std::move(*b));
+    if (auto k = Kallsyms::load(); k) kallsyms.emplace(std::move(*k));
+    LiveKernelFacts facts(KnobRoots{}, btf ? &*btf : nullptr, kallsyms ? &*kallsyms : nullptr, int(topo.nodes.size()));
+    return check_applicability(fix, facts);
+}
+
+// Completes the trial scenario's options; the error text when it cannot run trials.
+std::optional<std::string> resolve_trial_scenario(ScenarioOptions& so, double trial_s) {
+    if (so.name.empty()) return "the fix names no scenario; give --scenario";
+    so.duration_s = trial_s;
+    if (auto st = resolve_scenario_options(so, usable_cpus()); !st) return st.error().message();
+    if (find_scenario(so.name)->command_is_traffic)
+        return fmt::format("the {} scenario cannot repeat trials; use a built-in scenario or qperf", so.name);
+    return std::nullopt;
+}
+
+// One validation run from the journal on: the collector, the scenario's network
+// (once for every trial), the fix's writes, and the ABAB trials.  Members are
+// destroyed scenario first, journal (which restores) last.
+class Run {
+public:
+    Run(const ValidatorOptions& o, const FixDef& fix, ScenarioOptions so, nlohmann::json context,
+        ShutdownSignals& signals, const ProgressFn& progress)
+        : o_(o), fix_(fix), so_(std::move(so)), context_(std::move(context)), signals_(signals), progress_(progress) {}
+
+    // Journal, collector, network and the fix's plan; the error text on failure.
+    std::optional<std::string> open(const KernelInfo& kernel, const Topology& topo);
+    ValidatorOutcome trials();
+
+private:
+    void say(const std::string& s) const {
+        if (progress_) progress_(s);
+    }
+    std::optional<std::string> open_journal();
+    std::optional<std::string> plan_fix(const Topology& topo);
+    void finish_scenario();
+    std::optional<ValidatorOutcome> apply_fix(const Validation& v, int trial_no);
+    std::optional<ValidatorOutcome> restore_after_fix(const Validation& v, int trial_no);
+    std::optional<ValidatorOutcome> run_trial(Validation& v, Arm arm, int trial_no);
+    ValidatorOutcome interrupted(const Validation& v, int sig);
+    ValidatorOutcome verdict(const Validation& v) const;
+
+    const ValidatorOptions& o_;
+    const FixDef& fix_;
+    ScenarioOptions so_;
+    nlohmann::json context_;
+    ShutdownSignals& signals_;
+    const ProgressFn& progress_;
+    std::vector<std::string> notes_;
+    FsKnobIo io_;
+    std::unique_ptr<Journal> journal_;
+    std::unique_ptr<Session> session_;
+    std::unique_ptr<Scenario> scen_;
+    ChangePlan plan_;
+};
+
+std::optional<std::string> Run::open_journal() {
+    // Takes the run lock and completes whatever a killed run left.
+    JournalOptions jo;
+    jo.dir = o_.journal_dir;
+    jo.allow_global = o_.allow_global;
+    jo.owner = o_.owner;
+    auto journal = Journal::open(jo, io_);
+    if (!journal) return journal.error().message();
+    journal_ = std::move(*journal);
+    for (auto& l : journal_->recovered().lines()) {
+        say("previous run: " + l);
+        notes_.push_back("previous run: " + l);
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> Run::plan_fix(const Topology& topo) {
+    const Network& net = scen_->network();
+    ApplyTarget target;
+    target.netns.push_back(NetnsRef{net.client().name(), 0});
+    if (net.server().name() != net.client().name()) target.netns.push_back(NetnsRef{net.server().name(), 0});
+    if (!topo.nodes.empty()) target.node_cpus = topo.cpus_of(topo.nodes.front());
+    target.allow_global = o_.allow_global;
+    auto plan = plan_changes(fix_, target);
+    if (!plan) return plan.error().message();
+    plan_ = std::move(*plan);
+    for (auto& n : plan_.notes) notes_.push_back(n);
+    return std::nullopt;
+}
+
+std::optional<std::string> Run::open(const KernelInfo& kernel, const Topology& topo) {
+    if (auto err = open_journal()) return err;
+    // The collector, the same as `hotline record` uses.
+    SessionOptions sopts;
+    sopts.targets = o_.targets;
+    auto session = Session::open(sopts, kernel, topo);
+    if (!session) return session.error().message();
+    session_ = std::move(*session);
+    if (!session_->plan().any_observable())
+        return std::string("no target can be observed on this kernel; `hotline probe` says why");
+    auto scen = Scenario::prepare(so_);
+    if (!scen) return scen.error().message();
+    scen_ = std::move(*scen);
+    if (auto err = plan_fix(topo)) {
+        finish_scenario();
+        return err;
+    }
+    say(fmt::format("{} on scenario {} (CPUs {}), {:.1f}s per trial, {}..{} trials per arm", fix_.name, so_.name,
+                    format_cpulist(so_.cpus), o_.trial_s, o_.validate.min_each, o_.validate.max_each));
+    return std::nullopt;
+}
+
+void Run::finish_scenario() {
+    if (scen_) {
+        (void)scen_->stop();
+        scen_.reset();
+    }
+}
+
+std::optional<ValidatorOutcome> Run::apply_fix(const Validation& v, int trial_no) {
+    for (auto& w : plan_.writes) {
+        auto r = journal_->apply(w);
+        if (!r) {
+            RestoreReport rr = journal_->restore();
+            finish_scenario();
+            VerdictReport rep = v.report();
+            add_restore_notes(rep, rr);
+            return error_outcome(std::move(rep), r.error().message());
+        }
+        if (r->status == ApplyStatus::kCouldNotApply) {
+            RestoreReport rr = journal_->restore();
+            finish_scenario();
+            return not_applicable(fix_, fmt::format("could not apply {} = {}: {}", r->knob, r->new_value, r->reason),
+                                  so_.name, context_, &rr);
+        }
+        if (trial_no == 2)  // the first fix trial says what it changed
+            notes_.push_back(r->status == ApplyStatus::kApplied
+                                 ? fmt::format("applied {}: {} -> {}", r->knob, r->old_value, r->new_value)
+                                 : fmt::format("unchanged {}: already {}", r->knob, r->old_value));
+    }
+    return std::nullopt;
+}
+
+// After every fix trial, so the next baseline runs on the original values.
+std::optional<ValidatorOutcome> Run::restore_after_fix(const Validation& v, int trial_no) {
+    RestoreReport rr = journal_->restore();
+    if (trial_no == 2)
+        for (auto& l : rr.lines()) notes_.push_back("after the first fix trial: " + l);
+    if (rr.clean()) return std::nullopt;
+    finish_scenario();
+    VerdictReport rep = v.report();
+    add_restore_notes(rep, rr);
+    return error_outcome(std::move(rep), "restore after a fix trial failed; run `hotline restore`");
+}
+
+std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial_no) {
+    std::vector<int> cpus;
+    if (arm == Arm::kCandidate && plan_.placement) cpus = plan_.placement->cpus;
+    auto a = session_->read();
+    Status begun = a ? scen_->begin_run(cpus) : Status(a.error());
+    int sig = 0;
+    if (begun)
+        while (!scen_->done())
+            if ((sig = signals_.wait(0.05))) break;
+    auto res = begun ? scen_->end_run() : Result<ScenarioResult>(begun.error());
+    auto b = session_->read();
+    if (arm == Arm::kCandidate)
+        if (auto out = restore_after_fix(v, trial_no)) return out;
+    if (sig || (sig = signals_.poll())) return interrupted(v, sig);
+    if (!res) {
+        finish_scenario();
+        return error_outcome(v.report(), "trial " + std::to_string(trial_no) + ": " + res.error().message());
+    }
+    if (!b) {
+        finish_scenario();
+        return error_outcome(v.report(), b.error().message());
+    }
+    TrialMetrics m = trial_metrics(delta(*a, *b), scenario_numbers(*res));
+    v.add_trial({arm, std::move(m), ""});
+    say(fmt::format("trial {} ({}): {}", trial_no, to_string(arm), v.progress_line()));
+    return std::nullopt;
+}
+
+ValidatorOutcome Run::interrupted(const Validation& v, int sig) {
+    RestoreReport rr = journal_->restore();
+    finish_scenario();
+    VerdictReport r = v.report();
+    r.scenario = so_.name;
+    r.context = context_;
+    r.notes = notes_;
+    add_restore_notes(r, rr);
+    return error_outcome(std::move(r), fmt::format("interrupted by {}; knobs restored",
+                                                   sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal"));
+}
+
+ValidatorOutcome Run::verdict(const Validation& v) const {
+    ValidatorOutcome out;
+    out.report = v.report();
+    out.report.scenario = so_.name;
+    out.report.context = context_;
+    out.report.context["trial_s"] = o_.trial_s;
+    out.report.context["scenario_params"] = nlohmann::json{{"name", so_.name}, {"cpus", so_.cpus}, {"loopback", so_.loopback}};
+    if (plan_.placement) out.report.context["scenario_params"]["fix_cpus"] = plan_.placement->cpus;
+    for (auto& n : notes_) out.report.notes.push_back(n);
+    if (journal_->pending() == 0) out.report.notes.push_back("every changed knob is back to its original value");
+    out.exit_code = exit_code(out.report.overall);
+    return out;
+}
+
+ValidatorOutcome Run::trials() {
+    Validation v(fix_.name, fix_.criteria, o_.validate);
+    int trial_no = 0;
+    while (!v.finished()) {
+        Arm arm = v.next_arm();
+        ++trial_no;
+        if (arm == Arm::kCandidate)
+            if (auto out = apply_fix(v, trial_no)) return std::move(*out);
+        if (auto out = run_trial(v, arm, trial_no)) return std::move(*out);
+    }
+    finish_scenario();
+    return verdict(v);
+}
+
 }  // namespace
 
 ValidatorOutcome run_validator(const ValidatorOptions& o, const ProgressFn& progress) {
-    auto say = [&](const std::string& s) {
-        if (progress) progress(s);
-    };
-    // 1. Signals before any thread (session, scenario, netns helpers inherit the mask).
+    // Signals before any thread (session, scenario, netns helpers inherit the mask).
     ShutdownSignals signals;
     VerdictReport empty;
     empty.fix = o.fix;
     empty.scenario = o.scenario.name;
-
     auto cat = load_catalog(o.fixes_dir);
     if (!cat) return error_outcome(empty, cat.error().message());
     const FixDef* fix = cat->find(o.fix);
     if (!fix) return error_outcome(empty, fmt::format("unknown fix \"{}\"; known fixes: {}", o.fix, cat->names()));
     if (auto p = check_options(o.validate)) return error_outcome(empty, *p);
-
     auto topo = read_topology();
     if (!topo) return error_outcome(empty, topo.error().message());
-    HostFacts hf;
-    if (auto b = KernelBtf::load(); b) hf.btf.emplace(std::move(*b));
-    if (auto k = Kallsyms::load(); k) hf.kallsyms.emplace(std::move(*k));
-    LiveKernelFacts facts(KnobRoots{}, hf.btf ? &*hf.btf : nullptr, hf.kallsyms ? &*hf.kallsyms : nullptr,
-                          int(topo->nodes.size()));
+    Applicability here = applicability_here(*fix, *topo);
     KernelInfo kernel = probe_kernel();
-    Applicability here = check_applicability(*fix, facts);
     ScenarioOptions so = o.scenario;
     if (so.name.empty() && !fix->scenarios.empty()) so.name = fix->scenarios.front();
     empty.scenario = so.name;
     nlohmann::json context = {{"kernel", to_json(kernel)}, {"fix", to_json(*fix)}, {"here", to_json(here)}};
+    if (!here.applicable) return not_applicable(*fix, here.reason_line(), so.name, context);
+    if (auto err = resolve_trial_scenario(so, o.trial_s)) return error_outcome(empty, *err);
 
-    // 2. Not applicable: a verdict without trials.
-    if (!here.applicable) {
-        ValidatorOutcome out;
-        out.report = not_applicable_report(fix->name, fix->criteria, here.reason_line());
-        out.report.scenario = so.name;
-        out.report.context = context;
-        out.exit_code = exit_code(out.report.overall);
-        return out;
-    }
-    if (so.name.empty()) return error_outcome(empty, "the fix names no scenario; give --scenario");
-    so.duration_s = o.trial_s;
-    if (auto st = resolve_scenario_options(so, usable_cpus()); !st) return error_outcome(empty, st.error().message());
-    if (so.name == "exec") return error_outcome(empty, "the exec scenario cannot repeat trials; use a built-in scenario or qperf");
-
-    // 3. Journal: takes the run lock and completes whatever a killed run left.
-    FsKnobIo io;
-    JournalOptions jo;
-    jo.dir = o.journal_dir;
-    jo.allow_global = o.allow_global;
-    jo.owner = o.owner;
-    auto journal = Journal::open(jo, io);
-    if (!journal) return error_outcome(empty, journal.error().message());
-    std::vector<std::string> notes;
-    for (auto& l : (*journal)->recovered().lines()) {
-        say("previous run: " + l);
-        notes.push_back("previous run: " + l);
-    }
-
-    // The collector, the same as `hotline record` uses.
-    SessionOptions sopts;
-    sopts.targets = o.targets;
-    auto session = Session::open(sopts, kernel, *topo);
-    if (!session) return error_outcome(empty, session.error().message());
-    if (!(*session)->plan().any_observable())
-        return error_outcome(empty, "no target can be observed on this kernel; `hotline probe` says why");
-
-    // 4. The network, once for every trial.
-    auto scen = Scenario::prepare(so);
-    if (!scen) return error_outcome(empty, scen.error().message());
-    auto finish_scenario = [&] {
-        if (*scen) {
-            (void)(*scen)->stop();
-            scen->reset();
-        }
-    };
-    const Network& net = (*scen)->network();
-    ApplyTarget target;
-    target.netns.push_back(NetnsRef{net.client().name(), 0});
-    if (net.server().name() != net.client().name()) target.netns.push_back(NetnsRef{net.server().name(), 0});
-    if (!topo->nodes.empty()) target.node_cpus = topo->cpus_of(topo->nodes.front());
-    target.allow_global = o.allow_global;
-    auto plan = plan_changes(*fix, target);
-    if (!plan) {
-        finish_scenario();
-        return error_outcome(empty, plan.error().message());
-    }
-    for (auto& n : plan->notes) notes.push_back(n);
-    say(fmt::format("{} on scenario {} (CPUs {}), {:.1f}s per trial, {}..{} trials per arm", fix->name, so.name,
-                    format_cpulist(so.cpus), o.trial_s, o.validate.min_each, o.validate.max_each));
-
-    Validation v(fix->name, fix->criteria, o.validate);
-    auto interrupted = [&](int sig) {
-        RestoreReport rr = (*journal)->restore();
-        finish_scenario();
-        VerdictReport r = v.report();
-        r.scenario = so.name;
-        r.context = context;
-        r.notes = notes;
-        for (auto& l : rr.lines()) r.notes.push_back("restore: " + l);
-        return error_outcome(std::move(r), fmt::format("interrupted by {}; knobs restored", sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal"));
-    };
-    int trial_no = 0;
-    while (!v.finished()) {
-        Arm arm = v.next_arm();
-        ++trial_no;
-        if (arm == Arm::kCandidate) {
-            for (auto& w : plan->writes) {
-                auto r = (*journal)->apply(w);
-                if (!r) {
-                    RestoreReport rr = (*journal)->restore();
-                    finish_scenario();
-                    VerdictReport rep = v.report();
-                    for (auto& l : rr.lines()) rep.notes.push_back("restore: " + l);
-                    return error_outcome(std::move(rep), r.error().message());
-                }
-                if (r->status == ApplyStatus::kCouldNotApply) {
-                    RestoreReport rr = (*journal)->restore();
-                    finish_scenario();
-                    ValidatorOutcome out;
-                    out.report = not_applicable_report(
-                        fix->name, fix->criteria, fmt::format("could not apply {} = {}: {}", r->knob, r->new_value, r->reason));
-                    out.report.scenario = so.name;
-                    out.report.context = context;
-                    for (auto& l : rr.lines()) out.report.notes.push_back("restore: " + l);
-                    out.exit_code = exit_code(out.report.overall);
-                    return out;
-                }
-                if (trial_no == 2)  // the first fix trial says what it changed
-                    notes.push_back(r->status == ApplyStatus::kApplied
-                                        ? fmt::format("applied {}: {} -> {}", r->knob, r->old_value, r->new_value)
-                                        : fmt::format("unchanged {}: already {}", r->knob, r->old_value));
-            }
-        }
-        std::vector<int> cpus;
-        if (arm == Arm::kCandidate && plan->placement) cpus = plan->placement->cpus;
-        auto a = (*session)->read();
-        Status begun = a ? (*scen)->begin_run(cpus) : Status(a.error());
-        int sig = 0;
-        if (begun)
-            while (!(*scen)->done())
-                if ((sig = signals.wait(0.05))) break;
-        auto res = begun ? (*scen)->end_run() : Result<ScenarioResult>(begun.error());
-        auto b = (*session)->read();
-        if (arm == Arm::kCandidate) {
-            // After every fix trial, so the next baseline runs on the original values.
-            RestoreReport rr = (*journal)->restore();
-            if (trial_no == 2)
-                for (auto& l : rr.lines()) notes.push_back("after the first fix trial: " + l);
-            if (!rr.clean()) {
-                finish_scenario();
-                VerdictReport rep = v.report();
-                for (auto& l : rr.lines()) rep.notes.push_back("restore: " + l);
-                return error_outcome(std::move(rep), "restore after a fix trial failed; run `hotline restore`");
-            }
-        }
-        if (sig || (sig = signals.poll())) return interrupted(sig);
-        if (!res) {
-            finish_scenario();
-            return error_outcome(v.report(), "trial " + std::to_string(trial_no) + ": " + res.error().message());
-        }
-        if (!b) {
-            finish_scenario();
-            return error_outcome(v.report(), b.error().message());
-        }
-        TrialMetrics m = trial_metrics(delta(*a, *b), scenario_numbers(*res));
-        v.add_trial({arm, std::move(m), ""});
-        say(fmt::format("trial {} ({}): {}", trial_no, to_string(arm), v.progress_line()));
-    }
-    finish_scenario();
-    ValidatorOutcome out;
-    out.report = v.report();
-    out.report.scenario = so.name;
-    out.report.context = context;
-    out.report.context["trial_s"] = o.trial_s;
-    out.report.context["scenario_params"] = nlohmann::json{{"name", so.name}, {"cpus", so.cpus}, {"loopback", so.loopback}};
-    if (plan->placement) out.report.context["scenario_params"]["fix_cpus"] = plan->placement->cpus;
-    for (auto& n : notes) out.report.notes.push_back(n);
-    if ((*journal)->pending() == 0) out.report.notes.push_back("every changed knob is back to its original value");
-    out.exit_code = exit_code(out.report.overall);
-    return out;
+    Run run(o, *fix, so, context, signals, progress);
+    if (auto err = run.open(kernel, *topo)) return error_outcome(empty, *err);
+    return run.trials();
 }
 
 }  // namespace hotline

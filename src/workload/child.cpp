@@ -43,10 +43,54 @@ std::vector<std::string> child_environment(const std::vector<std::string>& extra
 
 }  // namespace
 
+[[noreturn]] static void report_and_exit(int err_fd, int e) {
+    ssize_t w = write(err_fd, &e, sizeof e);
+    (void)w;
+    _exit(127);
+}
+
+// The child between fork and exec: only async-signal-safe calls (other threads
+// of the parent may hold malloc locks).  An errno before exec goes to err_fd.
+[[noreturn]] static void exec_child(const SpawnOptions& opts, char* const* args, char* const* envp,
+                                    const cpu_set_t& set, pid_t parent, int err_fd) {
+    auto die = [&](int e) { report_and_exit(err_fd, e); };
+    if (opts.die_with_parent) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);  // the owner died before prctl took effect
+    }
+    if (opts.own_process_group) setpgid(0, 0);
+    // The recorder blocks its signals to wait for them; the command gets a clean slate.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGHUP, SIG_DFL);
+    ::signal(SIGPIPE, SIG_DFL);
+    if (opts.netns_fd >= 0 && setns(opts.netns_fd, CLONE_NEWNET)) die(errno);
+    if (!opts.cpus.empty() && sched_setaffinity(0, sizeof set, &set)) die(errno);
+    if (opts.stdout_fd >= 0) {
+        if (dup2(opts.stdout_fd, 1) < 0) die(errno);
+        if (opts.stderr_fd < 0 && dup2(opts.stdout_fd, 2) < 0) die(errno);
+    }
+    if (opts.stderr_fd >= 0 && dup2(opts.stderr_fd, 2) < 0) die(errno);
+    if (opts.env.empty()) execvp(args[0], args);
+    else execvpe(args[0], args, envp);
+    report_and_exit(err_fd, errno);
+}
+
+// The errno the child sent before exec, 0 when exec succeeded (EOF on the pipe).
+static int exec_errno(int fd) {
+    int e = 0;
+    ssize_t n;
+    do n = read(fd, &e, sizeof e);
+    while (n < 0 && errno == EINTR);
+    return n == sizeof e ? e : 0;
+}
+
 Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, const SpawnOptions& opts) {
     if (argv.empty()) return make_error("no command given after --", EINVAL);
-    // Everything the child needs is built before fork: between fork and exec only
-    // async-signal-safe calls are allowed (other threads may hold malloc locks).
+    // Everything the child needs is built before fork.
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -71,46 +115,15 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, c
     }
     if (pid == 0) {
         close(fds[0]);
-        auto die = [&](int e) {
-            ssize_t w = write(fds[1], &e, sizeof e);
-            (void)w;
-            _exit(127);
-        };
-        if (opts.die_with_parent) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent) _exit(127);  // the owner died before prctl took effect
-        }
-        if (opts.own_process_group) setpgid(0, 0);
-        // The recorder blocks its signals to wait for them; the command gets a clean slate.
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        ::signal(SIGINT, SIG_DFL);
-        ::signal(SIGTERM, SIG_DFL);
-        ::signal(SIGHUP, SIG_DFL);
-        ::signal(SIGPIPE, SIG_DFL);
-        if (opts.netns_fd >= 0 && setns(opts.netns_fd, CLONE_NEWNET)) die(errno);
-        if (!opts.cpus.empty() && sched_setaffinity(0, sizeof set, &set)) die(errno);
-        if (opts.stdout_fd >= 0) {
-            if (dup2(opts.stdout_fd, 1) < 0) die(errno);
-            if (opts.stderr_fd < 0 && dup2(opts.stdout_fd, 2) < 0) die(errno);
-        }
-        if (opts.stderr_fd >= 0 && dup2(opts.stderr_fd, 2) < 0) die(errno);
-        if (opts.env.empty()) execvp(args[0], args.data());
-        else execvpe(args[0], args.data(), envp.data());
-        die(errno);
+        exec_child(opts, args.data(), envp.data(), set, parent, fds[1]);
     }
     close(fds[1]);
-    int e = 0;
-    ssize_t n;
-    do n = read(fds[0], &e, sizeof e);
-    while (n < 0 && errno == EINTR);
+    int e = exec_errno(fds[0]);
     close(fds[0]);
-    if (n == sizeof e) {
+    if (e) {
         int st;
         waitpid(pid, &st, 0);
-        return make_error("cannot run \"" + argv[0] + "\"", e,
-                          e == ENOENT ? "check the command name and PATH" : "");
+        return make_error("cannot run \"" + argv[0] + "\"", e, e == ENOENT ? "check the command name and PATH" : "");
     }
     return ChildProcess(pid, opts.own_process_group);
 }

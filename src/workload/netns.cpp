@@ -307,6 +307,46 @@ Status Network::run_ip(const std::vector<std::string>& args) {
     return ok_status();
 }
 
+Result<std::unique_ptr<NetNs>> Network::add_netns(const std::string& name) {
+    if (auto st = run_ip({"netns", "add", name}); !st) return st.error();
+    created_.push_back(name);
+    std::string path = opts_.paths.run_netns + "/" + name;
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return make_error("cannot open " + path, errno);
+    return std::make_unique<NetNs>(name, fd);
+}
+
+// An end that came up before its peer is only given a working qdisc by the
+// deferred link watcher (up to a second later); until then packets are
+// dropped and a first SYN waits for its retransmit.
+static Status wait_link_up(const std::string& ip_cmd, const std::string& ns, const std::string& link) {
+    for (int i = 0; i < 250; ++i) {
+        auto r = run_capture({ip_cmd, "-o", "-n", ns, "link", "show", "dev", link});
+        if (!r) return r.error();
+        if (r->find("state UP") != std::string::npos && r->find("qdisc noop") == std::string::npos) return ok_status();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return make_error(fmt::format("{} in {} did not come up within 5 s", link, ns), ETIMEDOUT);
+}
+
+Status Network::add_veth_pair(int pid, const std::string& c, const std::string& s) {
+    client_link_ = owned_name(pid, "c0");
+    server_link_ = owned_name(pid, "s0");
+    // Both ends are born inside their namespaces: no host-side interface ever exists.
+    std::vector<std::vector<std::string>> steps = {
+        {"link", "add", client_link_, "netns", c, "type", "veth", "peer", "name", server_link_, "netns", s},
+        {"-n", s, "link", "set", "lo", "up"},
+        {"-n", c, "addr", "add", std::string(kClientAddr) + "/24", "dev", client_link_},
+        {"-n", s, "addr", "add", std::string(kServerAddr) + "/24", "dev", server_link_},
+        {"-n", c, "link", "set", client_link_, "up"},
+        {"-n", s, "link", "set", server_link_, "up"},
+    };
+    for (auto& step : steps)
+        if (auto st = run_ip(step); !st) return st;
+    if (auto st = wait_link_up(opts_.ip_cmd, c, client_link_); !st) return st;
+    return wait_link_up(opts_.ip_cmd, s, server_link_);
+}
+
 Result<std::unique_ptr<Network>> Network::create(const NetworkOptions& opts) {
     if (geteuid() != 0)
         return make_error("scenarios create network namespaces", EPERM, "run as root (CAP_SYS_ADMIN and CAP_NET_ADMIN)");
@@ -327,16 +367,7 @@ Result<std::unique_ptr<Network>> Network::create(const NetworkOptions& opts) {
     std::string c = owned_name(pid, "c"), s = owned_name(pid, "s");
     // Our own names can only be a dead earlier process's with the same pid.
     for (auto& n : {c, s}) (void)remove_netns_mount(opts.paths.run_netns + "/" + n);
-
-    auto add_ns = [&](const std::string& name) -> Result<std::unique_ptr<NetNs>> {
-        if (auto st = net->run_ip({"netns", "add", name}); !st) return st.error();
-        net->created_.push_back(name);
-        std::string path = opts.paths.run_netns + "/" + name;
-        int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return make_error("cannot open " + path, errno);
-        return std::make_unique<NetNs>(name, fd);
-    };
-    auto cns = add_ns(c);
+    auto cns = net->add_netns(c);
     if (!cns) return cns.error();
     net->client_ = std::move(*cns);
     if (auto st = net->run_ip({"-n", c, "link", "set", "lo", "up"}); !st) return st.error();
@@ -345,37 +376,10 @@ Result<std::unique_ptr<Network>> Network::create(const NetworkOptions& opts) {
         net->client_link_ = net->server_link_ = "lo";
         return net;
     }
-    auto sns = add_ns(s);
+    auto sns = net->add_netns(s);
     if (!sns) return sns.error();
     net->server_ = std::move(*sns);
-    net->client_link_ = owned_name(pid, "c0");
-    net->server_link_ = owned_name(pid, "s0");
-    // Both ends are born inside their namespaces: no host-side interface ever exists.
-    std::vector<std::vector<std::string>> steps = {
-        {"link", "add", net->client_link_, "netns", c, "type", "veth", "peer", "name", net->server_link_, "netns", s},
-        {"-n", s, "link", "set", "lo", "up"},
-        {"-n", c, "addr", "add", std::string(kClientAddr) + "/24", "dev", net->client_link_},
-        {"-n", s, "addr", "add", std::string(kServerAddr) + "/24", "dev", net->server_link_},
-        {"-n", c, "link", "set", net->client_link_, "up"},
-        {"-n", s, "link", "set", net->server_link_, "up"},
-    };
-    for (auto& step : steps)
-        if (auto st = net->run_ip(step); !st) return st.error();
-    // An end that came up before its peer is only given a working qdisc by the
-    // deferred link watcher (up to a second later); until then packets are
-    // dropped and a first SYN waits for its retransmit.  Wait for both ends.
-    for (auto& [ns, link] : {std::pair{c, net->client_link_}, std::pair{s, net->server_link_}}) {
-        std::string state;
-        for (int i = 0; i < 250; ++i) {
-            auto r = run_capture({opts.ip_cmd, "-o", "-n", ns, "link", "show", "dev", link});
-            if (!r) return r.error();
-            state = *r;
-            if (state.find("state UP") != std::string::npos && state.find("qdisc noop") == std::string::npos) break;
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            state.clear();
-        }
-        if (state.empty()) return make_error(fmt::format("{} in {} did not come up within 5 s", link, ns), ETIMEDOUT);
-    }
+    if (auto st = net->add_veth_pair(pid, c, s); !st) return st.error();
     net->client_addr_ = kClientAddr;
     net->server_addr_ = kServerAddr;
     return net;

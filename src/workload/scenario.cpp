@@ -21,19 +21,6 @@
 
 namespace hotline {
 
-const std::vector<ScenarioInfo>& scenario_catalog() {
-    static const std::vector<ScenarioInfo> k = {
-        {"dst-refcount",
-         "first report: N TCP streams per CPU of 64-byte NODELAY writes, 64K buffers, autocorking off, one "
-         "receiver address; messages/s, Mbit/s, CPU"},
-        {"tcp-crr", "connect, request, response, close to one address (the 2023 dst false-sharing pattern); connections/s, CPU"},
-        {"irq-lat", "second report: single-stream TCP request/response over a 4K..1M sweep; p50/p90/p99/p999 per size"},
-        {"qperf", "real qperf (tcp_lat or tcp_bw) across the namespaces, parsed into the same result"},
-        {"exec", "the network only: runs the command after -- in the client namespace (and --server-command in the server's)"},
-    };
-    return k;
-}
-
 std::vector<int> usable_cpus() {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -44,46 +31,64 @@ std::vector<int> usable_cpus() {
     return out;
 }
 
-Status resolve_scenario_options(ScenarioOptions& o, const std::vector<int>& usable) {
-    const auto& cat = scenario_catalog();
-    if (std::none_of(cat.begin(), cat.end(), [&](auto& s) { return s.name == o.name; })) {
-        std::string names;
-        for (auto& s : cat) names += (names.empty() ? "" : ", ") + s.name;
-        return make_error(fmt::format("unknown scenario \"{}\"", o.name), EINVAL, "choose one of " + names);
-    }
+namespace {
+
+Status check_cpus(ScenarioOptions& o, const std::vector<int>& usable) {
     if (o.cpus.empty()) o.cpus = usable;
     if (o.cpus.empty()) return make_error("no CPU is usable by this process", EINVAL);
     for (int c : o.cpus)
         if (std::find(usable.begin(), usable.end(), c) == usable.end())
             return make_error(fmt::format("--cpus: CPU {} is not usable here", c), EINVAL,
                               "this process may use CPUs " + format_cpulist(usable));
-    if (o.duration_s < 0 || !std::isfinite(o.duration_s)) return make_error("--duration must be positive", EINVAL);
-    if (o.msg_sizes.empty()) {
-        auto s = parse_size_list("4K:1M:*2");
-        o.msg_sizes = *s;
+    return ok_status();
+}
+
+long shape_value(const ScenarioOptions& o, ShapeOption option) {
+    switch (option) {
+    case kOptMsgSize: return o.msg_size;
+    case kOptFlowsPerCpu: return o.flows_per_cpu;
+    case kOptSockbuf: return o.sockbuf;
+    default: return 0;
     }
-    if (o.msg_size == 0) o.msg_size = (o.name == "qperf" && o.qperf_test == "tcp_bw") ? 64 * 1024 : 64;
-    if (o.msg_size < 1 || o.msg_size > 1024 * 1024)
-        return make_error(fmt::format("--msg-size {} is out of range", o.msg_size), EINVAL, "use 1 to 1M bytes");
-    if (o.flows_per_cpu == 0) o.flows_per_cpu = o.name == "dst-refcount" ? 3 : 1;
-    if (o.flows_per_cpu < 1 || o.flows_per_cpu > 64)
-        return make_error(fmt::format("--flows-per-cpu {} is out of range", o.flows_per_cpu), EINVAL, "use 1 to 64");
-    if (o.sockbuf < 4096 || o.sockbuf > 64 * 1024 * 1024)
-        return make_error(fmt::format("--sockbuf {} is out of range", o.sockbuf), EINVAL, "use 4K to 64M");
-    if (o.name == "qperf" && o.qperf_test != "tcp_lat" && o.qperf_test != "tcp_bw")
-        return make_error(fmt::format("unknown qperf test \"{}\"", o.qperf_test), EINVAL, "use tcp_lat or tcp_bw");
-    bool sweep = o.name == "irq-lat" || (o.name == "qperf" && o.qperf_test == "tcp_lat");
+}
+
+// Fills what the caller left at 0 from the scenario's entry.
+void apply_defaults(ScenarioOptions& o, const ScenarioDef& def) {
+    if (o.msg_sizes.empty()) o.msg_sizes = *parse_size_list(kDefaultMsgSizes);
+    if (o.msg_size == 0) o.msg_size = def.msg_size;
+    if (o.flows_per_cpu == 0) o.flows_per_cpu = def.flows_per_cpu;
     if (o.duration_s == 0) {
-        if (sweep) o.duration_s = double(o.msg_sizes.size());  // 1 s per size, as qperf --time 1
-        else if (o.name != "exec") o.duration_s = 10;
+        if (shape_options_read(o) & kOptMsgSizes) o.duration_s = double(o.msg_sizes.size());  // 1 s per size, as qperf --time 1
+        else if (!def.command_is_traffic) o.duration_s = kDefaultScenarioDurationS;
     }
-    if (o.name == "qperf" && o.duration_s < double(sweep ? o.msg_sizes.size() : 1))
-        return make_error(fmt::format("qperf needs at least 1 s per test: --duration {} s is too short for {} sizes",
-                                      o.duration_s, sweep ? o.msg_sizes.size() : 1),
-                          EINVAL);
-    if (o.name == "exec" && o.command.empty())
-        return make_error("the exec scenario needs a command after --", EINVAL,
-                          "e.g. hotline scenario run exec --server-command 'iperf3 -s' -- sh -c 'iperf3 -c $HOTLINE_SERVER_ADDR'");
+}
+
+Status check_ranges(const ScenarioOptions& o) {
+    for (auto& r : shape_option_ranges()) {
+        long v = shape_value(o, r.option);
+        if (v < r.min || v > r.max)
+            return make_error(fmt::format("{} {} is out of range", r.flag, v), EINVAL, std::string(r.hint));
+    }
+    return ok_status();
+}
+
+}  // namespace
+
+Status resolve_scenario_options(ScenarioOptions& o, const std::vector<int>& usable) {
+    const ScenarioDef* def = find_scenario(o.name);
+    if (!def)
+        return make_error(fmt::format("unknown scenario \"{}\"", o.name), EINVAL, "choose one of " + scenario_names());
+    if (auto st = check_cpus(o, usable); !st) return st;
+    if (o.duration_s < 0 || !std::isfinite(o.duration_s)) return make_error("--duration must be positive", EINVAL);
+    apply_defaults(o, *def);
+    if (auto st = check_ranges(o); !st) return st;
+    if (def->check)
+        if (auto st = def->check(o); !st) return st;
+    if (def->command_is_traffic && o.command.empty())
+        return make_error(fmt::format("the {} scenario needs a command after --", o.name), EINVAL,
+                          fmt::format("e.g. hotline scenario run {} --server-command 'iperf3 -s' -- sh -c 'iperf3 -c "
+                                      "$HOTLINE_SERVER_ADDR'",
+                                      o.name));
     return ok_status();
 }
 
@@ -92,10 +97,12 @@ Status resolve_scenario_options(ScenarioOptions& o, const std::vector<int>& usab
 static nlohmann::json network_json(const Network& n);
 
 struct Scenario::Impl {
+    const ScenarioDef* def = nullptr;
     ScenarioOptions opts;
     ProgressFn progress;
     std::unique_ptr<Network> net;
-    std::optional<ChildProcess> command, server_command, qperf_server;
+    // scenario_server: the one a scenario's prepare step may start (qperf's).
+    std::optional<ChildProcess> command, server_command, scenario_server;
     std::thread coordinator;
     std::atomic<bool> stop{false}, finished{false};
     std::mutex mu;
@@ -140,15 +147,53 @@ struct Scenario::Impl {
         return ChildProcess::spawn(argv, so);
     }
 
+    Result<pid_t> start_server(const std::vector<std::string>& argv, std::vector<int> cpus) {
+        auto c = spawn_in(false, argv, std::move(cpus));
+        if (!c) return c.error();
+        scenario_server.emplace(std::move(*c));
+        return scenario_server->pid();
+    }
+
+    // Starts argv (if any) in the client or server namespace on the scenario's CPUs.
+    Status spawn_into(std::optional<ChildProcess>& slot, bool client, const std::vector<std::string>& argv) {
+        if (argv.empty()) return ok_status();
+        auto c = spawn_in(client, argv, opts.cpus);
+        if (!c) return c.error();
+        slot.emplace(std::move(*c));
+        return ok_status();
+    }
+
+    // The network, the scenario's own set-up, then the user's commands.
+    Status build() {
+        NetworkOptions no;
+        no.loopback = opts.loopback;
+        no.paths = opts.paths;
+        auto n = Network::create(no);
+        if (!n) return n.error();
+        net = std::move(*n);
+        if (def->prepare) {
+            detail::PrepareEnv pe{.opts = opts,
+                                  .net = *net,
+                                  .start_server = [this](const std::vector<std::string>& argv, std::vector<int> cpus) {
+                                      return start_server(argv, std::move(cpus));
+                                  }};
+            if (auto st = def->prepare(pe); !st) return st;
+        }
+        if (auto st = spawn_into(server_command, false, opts.server_command); !st) return st;
+        return spawn_into(command, true, opts.command);
+    }
+
     void run() {
-        detail::GenEnv env{opts, *net, stop, progress, [this](double s) { return sleep_for(s); },
-                           [this](std::function<std::uint64_t()> fn) { publish_ops(std::move(fn)); }};
-        Result<ScenarioResult> r = make_error("no generator");
-        if (opts.name == "dst-refcount") r = detail::run_dst_refcount(env);
-        else if (opts.name == "tcp-crr") r = detail::run_tcp_crr(env);
-        else if (opts.name == "irq-lat") r = detail::run_irq_lat(env);
-        else if (opts.name == "qperf") r = detail::run_qperf_client(env, qperf_server->pid());
-        else if (opts.name == "exec") r = detail::run_command_watch(env, *command, &command_status);
+        detail::GenEnv env{.opts = opts,
+                           .net = *net,
+                           .stop = stop,
+                           .progress = progress,
+                           .sleep_for = [this](double s) { return sleep_for(s); },
+                           .publish_ops = [this](std::function<std::uint64_t()> fn) { publish_ops(std::move(fn)); },
+                           .server_pid = scenario_server ? scenario_server->pid() : -1,
+                           .command = command ? &*command : nullptr,
+                           .command_status = &command_status};
+        Result<ScenarioResult> r = def->run(env);
         if (r && r->stop_reason.empty()) r->stop_reason = stop.load() ? "stopped" : "finished";
         {
             std::lock_guard<std::mutex> g(mu);
@@ -174,41 +219,11 @@ Result<std::unique_ptr<Scenario>> Scenario::start(ScenarioOptions opts, Progress
 Result<std::unique_ptr<Scenario>> Scenario::prepare(ScenarioOptions opts, ProgressFn progress) {
     if (auto st = resolve_scenario_options(opts, usable_cpus()); !st) return st.error();
     auto impl = std::make_unique<Impl>();
+    impl->def = find_scenario(opts.name);
     impl->opts = std::move(opts);
     impl->progress = std::move(progress);
-    auto& o = impl->opts;
-    NetworkOptions no;
-    no.loopback = o.loopback;
-    no.paths = o.paths;
-    auto net = Network::create(no);
-    if (!net) return net.error();
-    impl->net = std::move(*net);
-    auto& n = *impl->net;
-
-    // Sysctls the shape needs, set inside the namespaces only.
-    if (o.name == "dst-refcount")
-        if (auto st = n.set_sysctl(true, "net.ipv4.tcp_autocorking", "0", true); !st) return st.error();
-
-    if (!o.server_command.empty()) {
-        auto c = impl->spawn_in(false, o.server_command, o.cpus);
-        if (!c) return c.error();
-        impl->server_command.emplace(std::move(*c));
-    }
-    if (o.name == "qperf") {
-        auto c = impl->spawn_in(false, {"qperf", "--listen_port", std::to_string(detail::kQperfPort)}, {o.cpus.back()});
-        if (!c) {
-            Error e = c.error();
-            if (e.err == ENOENT) e.hint = "install qperf (Debian package qperf)";
-            return e;
-        }
-        impl->qperf_server.emplace(std::move(*c));
-    }
-    if (!o.command.empty()) {
-        auto c = impl->spawn_in(true, o.command, o.cpus);
-        if (!c) return c.error();
-        impl->command.emplace(std::move(*c));
-    }
-    impl->base_cpus = o.cpus;
+    if (auto st = impl->build(); !st) return st.error();
+    impl->base_cpus = impl->opts.cpus;
     return std::unique_ptr<Scenario>(new Scenario(std::move(impl)));
 }
 
@@ -216,8 +231,8 @@ Status Scenario::begin_run(const std::vector<int>& cpus) {
     auto& im = *impl_;
     if (im.stopped) return make_error("scenario already stopped", EINVAL);
     if (im.coordinator.joinable()) return make_error("a run of the scenario is still going; end_run() it first", EBUSY);
-    if (im.outcome && im.opts.name == "exec")
-        return make_error("the exec scenario runs its command once", EINVAL);
+    if (im.outcome && im.def->command_is_traffic)
+        return make_error(fmt::format("the {} scenario runs its command once", im.opts.name), EINVAL);
     im.opts.cpus = cpus.empty() ? im.base_cpus : cpus;
     im.stop = false;
     im.finished = false;
@@ -254,7 +269,7 @@ bool Scenario::done() const { return impl_->finished.load(); }
 
 std::optional<std::uint64_t> Scenario::ops_so_far() const {
     const auto& im = *impl_;
-    if (!im.opts.command.empty() || (im.opts.name != "dst-refcount" && im.opts.name != "tcp-crr")) return std::nullopt;
+    if (!im.opts.command.empty() || !im.def->live_ops) return std::nullopt;
     std::lock_guard<std::mutex> g(im.ops_mu);
     return im.ops_fn ? im.ops_fn() : im.ops_last;
 }
@@ -267,22 +282,18 @@ nlohmann::json Scenario::params() const {
                         {"duration_s", o.duration_s},
                         {"cpus", o.cpus},
                         {"loopback", o.loopback}};
-    if (o.name == "dst-refcount" || o.name == "tcp-crr") {
-        p["flows_per_cpu"] = o.flows_per_cpu;
-        p["msg_size"] = o.msg_size;
-        p["nodelay"] = true;
-    }
-    if (o.name == "dst-refcount") p["sockbuf"] = o.sockbuf;
-    if (o.name == "irq-lat" || (o.name == "qperf" && o.qperf_test == "tcp_lat")) {
+    const unsigned read = shape_options_read(o);
+    if (read & kOptFlowsPerCpu) p["flows_per_cpu"] = o.flows_per_cpu;
+    if (read & kOptMsgSize) p["msg_size"] = o.msg_size;
+    if (read & kOptSockbuf) p["sockbuf"] = o.sockbuf;
+    if (read & kOptMsgSizes) {
         p["msg_sizes"] = o.msg_sizes;
         p["client_cpu"] = o.cpus.front();
         p["server_cpu"] = o.cpus.back();
     }
-    if (o.name == "irq-lat") p["nodelay"] = o.nodelay;
-    if (o.name == "qperf") {
-        p["qperf_test"] = o.qperf_test;
-        if (o.qperf_test == "tcp_bw") p["msg_size"] = o.msg_size;
-    }
+    if (impl_->def->always_nodelay) p["nodelay"] = true;
+    if (read & kOptNodelay) p["nodelay"] = o.nodelay;
+    if (read & kOptQperfTest) p["qperf_test"] = o.qperf_test;
     if (!o.command.empty()) p["command"] = o.command;
     if (!o.server_command.empty()) p["server_command"] = o.server_command;
     return p;
@@ -328,7 +339,7 @@ Result<ScenarioResult> Scenario::stop() {
         command_status = st;
     }
     im.command.reset();
-    for (auto* c : {&im.server_command, &im.qperf_server})
+    for (auto* c : {&im.server_command, &im.scenario_server})
         if (*c) {
             (*c)->signal(SIGTERM);
             (void)(*c)->wait();
@@ -381,6 +392,12 @@ Result<ScenarioResult> run_scenario(ScenarioOptions opts, ProgressFn progress, i
 
 // --- output ----------------------------------------------------------------------------------------
 
+// Connections are shown, zero or not, for a scenario that counts them.
+static bool reports_connections(const ScenarioResult& r) {
+    const ScenarioDef* d = find_scenario(r.scenario);
+    return r.connections || (d && d->ops == OpsUnit::kConnections);
+}
+
 nlohmann::json to_json(const ScenarioResult& r) {
     nlohmann::json j = {{"scenario", r.scenario},
                         {"generator", r.generator},
@@ -393,7 +410,7 @@ nlohmann::json to_json(const ScenarioResult& r) {
                            {"bytes", r.bytes},
                            {"messages_per_s", r.messages_per_s},
                            {"mbit_per_s", r.mbit_per_s}};
-    if (r.scenario == "tcp-crr" || r.connections)
+    if (reports_connections(r))
         j["connections"] = {{"count", r.connections}, {"per_s", r.connections_per_s}};
     if (!r.latency.empty()) {
         auto arr = nlohmann::json::array();
@@ -444,7 +461,7 @@ void render_scenario_text(std::ostream& os, const ScenarioResult& r) {
             for (auto& [k, v] : kv.items()) os << fmt::format("  sysctl in {}: {} = {}\n", ns, k, v.get<std::string>());
     if (r.messages || r.mbit_per_s > 0)
         os << fmt::format("  messages: {} ({:.0f}/s), {:.1f} Mbit/s\n", r.messages, r.messages_per_s, r.mbit_per_s);
-    if (r.scenario == "tcp-crr" || r.connections)
+    if (reports_connections(r))
         os << fmt::format("  connections: {} ({:.0f}/s)\n", r.connections, r.connections_per_s);
     if (!r.latency.empty()) {
         os << fmt::format("  {:>6} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}   (us; pNN of the round trip)\n",

@@ -1,5 +1,5 @@
 // Scenario arithmetic and parsing without root: percentiles, /proc/stat, size
-// sweeps, qperf output, option checking, and the leftover-owner logic.
+// sweeps, qperf output, option checking, the registry, and the leftover-owner logic.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -280,6 +280,98 @@ TEST(ScenarioOptions, BadInputNamesTheProblem) {
     f.name = "dst-refcount";
     f.flows_per_cpu = 100;
     EXPECT_FALSE(resolve_scenario_options(f, {0}).ok());
+}
+
+// --- the registry ---------------------------------------------------------------------------------
+
+TEST(ScenarioRegistry, EveryEntryIsComplete) {
+    auto problems = scenario_registry_problems(scenario_registry());
+    std::string all;
+    for (auto& p : problems) all += p + "\n";
+    EXPECT_TRUE(problems.empty()) << all;
+    for (auto& d : scenario_registry()) EXPECT_EQ(find_scenario(d.name), &d);
+}
+
+// The check itself: each kind of incomplete entry is named.
+TEST(ScenarioRegistry, IncompleteEntriesAreNamed) {
+    auto run = scenario_registry().front().run;
+    auto problems = [](std::vector<ScenarioDef> entries) {
+        std::string all;
+        for (auto& p : scenario_registry_problems(entries)) all += p + "\n";
+        return all;
+    };
+    auto has = [](const std::string& all, const char* what) { return all.find(what) != std::string::npos; };
+    ScenarioDef good{.name = "ok", .summary = "one line", .ops = OpsUnit::kMessages, .run = run};
+    EXPECT_EQ(problems({good}), "");
+    EXPECT_TRUE(has(problems({{.name = "", .summary = "s", .ops = OpsUnit::kMessages, .run = run}}), "no name"));
+    EXPECT_TRUE(has(problems({{.name = "a", .summary = "", .ops = OpsUnit::kMessages, .run = run}}), "a: no summary"));
+    EXPECT_TRUE(has(problems({{.name = "a", .summary = "s", .ops = OpsUnit::kMessages}}), "a: no generator"));
+    EXPECT_TRUE(has(problems({good, good}), "ok: duplicate name"));
+    EXPECT_TRUE(has(problems({{.name = "two words", .summary = "s", .ops = OpsUnit::kMessages, .run = run}}),
+                    "not one word"));
+    ScenarioDef flows = good;
+    flows.flows_per_cpu = 65;
+    EXPECT_TRUE(has(problems({flows}), "default --flows-per-cpu 65 is out of range"));
+    ScenarioDef msg = good;
+    msg.msg_size = 0;
+    EXPECT_TRUE(has(problems({msg}), "default --msg-size 0 is out of range"));
+    ScenarioDef live = good;
+    live.ops = OpsUnit::kExchanges;
+    live.live_ops = true;
+    EXPECT_TRUE(has(problems({live}), "live operation count"));
+    ScenarioDef unit = good;
+    unit.ops = OpsUnit::kNone;
+    EXPECT_TRUE(has(problems({unit}), "no operation unit"));
+}
+
+// docs/scenarios.md lists exactly the registry's scenarios, in its order.
+TEST(ScenarioRegistry, DocsListEveryScenario) {
+    std::istringstream doc(slurp(std::string(HOTLINE_FIXTURES) + "/../../docs/scenarios.md"));
+    std::vector<std::string> listed, registered;
+    for (std::string line; std::getline(doc, line);)
+        if (line.rfind("| `", 0) == 0) listed.push_back(line.substr(3, line.find('`', 3) - 3));
+    for (auto& d : scenario_registry()) registered.emplace_back(d.name);
+    EXPECT_EQ(listed, registered);
+}
+
+TEST(ScenarioRegistry, OperationsInEachScenariosUnit) {
+    ScenarioResult crr;
+    crr.scenario = "tcp-crr";
+    crr.connections = 7;
+    crr.messages = 100;  // not its unit
+    EXPECT_EQ(scenario_ops(crr), 7);
+    ScenarioResult lat;
+    lat.scenario = "irq-lat";
+    lat.latency.resize(2);
+    lat.latency[0].exchanges = 3;
+    lat.latency[1].exchanges = 4;
+    EXPECT_EQ(scenario_ops(lat), 7);
+    ScenarioResult bw;
+    bw.scenario = "qperf";
+    bw.messages = 5;
+    EXPECT_EQ(scenario_ops(bw), 5);
+    bw.latency = lat.latency;
+    EXPECT_EQ(scenario_ops(bw), 7);
+    ScenarioResult cmd;
+    cmd.scenario = "exec";
+    cmd.messages = 9;
+    EXPECT_EQ(scenario_ops(cmd), 0);
+}
+
+TEST(ScenarioRegistry, OptionsReadDecideParamsAndSweeps) {
+    ScenarioOptions q;
+    q.name = "qperf";
+    EXPECT_EQ(shape_options_read(q), unsigned(kOptQperfTest | kOptMsgSizes));
+    q.qperf_test = "tcp_bw";
+    EXPECT_EQ(shape_options_read(q), unsigned(kOptQperfTest | kOptMsgSize));
+    ASSERT_TRUE(resolve_scenario_options(q, {0, 1}).ok());
+    EXPECT_EQ(q.duration_s, 10);  // not a sweep
+    EXPECT_EQ(q.msg_size, 64 * 1024);
+    ScenarioOptions unknown;
+    unknown.name = "nope";
+    EXPECT_EQ(shape_options_read(unknown), 0u);
+    EXPECT_EQ(registry_defaults(kOptFlowsPerCpu), "dst-refcount 3, tcp-crr 1");
+    EXPECT_EQ(scenarios_reading(kOptMsgSizes), "irq-lat, qperf");
 }
 
 TEST(ScenarioJson, QperfPointsHaveNullPercentiles) {

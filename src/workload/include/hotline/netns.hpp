@@ -129,6 +129,9 @@ public:
 private:
     Network() = default;
     Status run_ip(const std::vector<std::string>& args);
+    Result<std::unique_ptr<NetNs>> add_netns(const std::string& name);
+    // The veth pair between the two namespaces, addressed and up.
+    Status add_veth_pair(int pid, const std::string& c, const std::string& s);
 
     NetworkOptions opts_;
     bool loopback_ = false;

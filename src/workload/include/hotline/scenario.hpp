@@ -123,29 +123,111 @@ Result<std::vector<QperfBlock>> parse_qperf_output(std::string_view text);
 // Fills latency points or throughput from parsed blocks.
 Status apply_qperf_blocks(const std::vector<QperfBlock>& blocks, ScenarioResult& r);
 
-// --- options and catalog ----------------------------------------------------------------------
+// --- options ----------------------------------------------------------------------------------
 
-struct ScenarioInfo {
-    std::string name;
-    std::string summary;
-};
-const std::vector<ScenarioInfo>& scenario_catalog();
+inline constexpr double kDefaultScenarioDurationS = 10;      // traffic that is not a size sweep
+inline constexpr std::string_view kDefaultMsgSizes = "4K:1M:*2";  // qperf tcp_lat's sweep in the second report
 
 struct ScenarioOptions {
     std::string name;
     double duration_s = 0;             // total traffic time; 0: the scenario's default
     std::vector<int> cpus;             // empty: every CPU this process may use
-    int flows_per_cpu = 0;             // 0: default (dst-refcount 3, tcp-crr 1)
-    int msg_size = 0;                  // 0: default (64)
-    int sockbuf = 64 * 1024;           // dst-refcount sender SO_SNDBUF/SO_RCVBUF (netperf -s 64K)
-    std::vector<std::uint64_t> msg_sizes;  // irq-lat / qperf sweep; empty: 4K..1M x2
+    int flows_per_cpu = 0;             // 0: the scenario's default (its registry entry)
+    int msg_size = 0;                  // 0: the scenario's default (its registry entry)
+    int sockbuf = 64 * 1024;           // sender SO_SNDBUF/SO_RCVBUF (netperf -s 64K)
+    std::vector<std::uint64_t> msg_sizes;  // size sweep; empty: kDefaultMsgSizes
     bool loopback = false;
-    bool nodelay = false;              // irq-lat/qperf: qperf leaves Nagle on, and so do we by default
+    bool nodelay = false;              // latency sweep: qperf leaves Nagle on, and so do we by default
     std::string qperf_test = "tcp_lat";
     std::vector<std::string> command;         // runs in the client namespace
     std::vector<std::string> server_command;  // runs in the server namespace (exec scenario)
     NetPaths paths;
 };
+
+// --- the scenario registry ----------------------------------------------------------------------
+
+namespace detail {
+struct GenEnv;
+struct PrepareEnv;
+}  // namespace detail
+
+// The shape options a scenario's traffic reads (bits of ScenarioDef::options).
+// Reading one puts it into the result's "params"; kOptMsgSizes makes the
+// traffic a size sweep (1 s per size by default).
+enum ShapeOption : unsigned {
+    kOptFlowsPerCpu = 1u << 0,  // --flows-per-cpu
+    kOptMsgSize = 1u << 1,      // --msg-size
+    kOptMsgSizes = 1u << 2,     // --msg-sizes
+    kOptSockbuf = 1u << 3,      // --sockbuf
+    kOptNodelay = 1u << 4,      // --nodelay
+    kOptQperfTest = 1u << 5,    // --qperf-test
+};
+inline constexpr unsigned kAllShapeOptions = (1u << 6) - 1;
+
+// One operation of a scenario: the unit of validate's scenario.ops_per_s and
+// of record's per-interval operation counts.
+enum class OpsUnit {
+    kNone,                  // the traffic is a command hotline does not count
+    kMessages,              // writes completed by the senders
+    kConnections,           // connect, request, response, close cycles
+    kExchanges,             // request/response round trips of a size sweep
+    kExchangesOrMessages,   // round trips when the result is a sweep, else messages
+};
+
+// One named scenario: a registry entry.  Adding a scenario is an entry in
+// src/workload/registry.cpp plus its generator file (src/workload/gen_*.cpp).
+struct ScenarioDef {
+    std::string_view name;
+    std::string_view summary;  // one line for `hotline scenario list`
+    unsigned options = 0;      // ShapeOption bits the traffic may read
+    // When the options read depend on another option (qperf: on its test):
+    // the subset read for these options.  Empty: always `options`.
+    unsigned (*options_read)(const ScenarioOptions&) = nullptr;
+    int flows_per_cpu = 1;     // defaults, within the ranges of shape_option_ranges()
+    int msg_size = 64;
+    bool always_nodelay = false;      // every socket sets TCP_NODELAY (recorded in params)
+    OpsUnit ops = OpsUnit::kNone;
+    bool live_ops = false;            // the generator publishes a running total (Scenario::ops_so_far)
+    // The command after -- is the traffic: required, runs once (no repeated
+    // runs, so no validator trials), and its exit status is the run's.
+    bool command_is_traffic = false;
+    // Checks of this scenario's own options, after the common ones and defaults.
+    Status (*check)(const ScenarioOptions&) = nullptr;
+    // Network set-up beyond the namespaces (sysctls, a server process), before
+    // any other process starts.
+    Status (*prepare)(detail::PrepareEnv&) = nullptr;
+    // The traffic generator: runs in the scenario's coordinator thread.
+    Result<ScenarioResult> (*run)(detail::GenEnv&) = nullptr;
+};
+
+const std::vector<ScenarioDef>& scenario_registry();
+const ScenarioDef* find_scenario(std::string_view name);
+std::string scenario_names();  // "dst-refcount, tcp-crr, ..."
+// What is missing or wrong in registry entries, one line each ("NAME: no
+// summary"); empty when every entry is complete.  A unit test runs it on
+// scenario_registry().
+std::vector<std::string> scenario_registry_problems(const std::vector<ScenarioDef>& entries);
+
+// The range every value (and every registry default) of a numeric shape option must be in.
+struct ShapeOptionRange {
+    ShapeOption option;
+    std::string_view flag;  // "--msg-size"
+    long min, max;
+    std::string_view hint;  // "use 1 to 1M bytes"
+};
+const std::vector<ShapeOptionRange>& shape_option_ranges();
+
+// "dst-refcount 3, tcp-crr 1": the registry default of kOptFlowsPerCpu or
+// kOptMsgSize for every scenario that reads it.
+std::string registry_defaults(ShapeOption option);
+// "irq-lat, qperf": the scenarios that may read an option.
+std::string scenarios_reading(ShapeOption option);
+
+// The options `o.name`'s traffic reads with these options (0 for an unknown name).
+unsigned shape_options_read(const ScenarioOptions& o);
+
+// A result's operations in its scenario's unit (see OpsUnit).
+double scenario_ops(const ScenarioResult& r);
 
 // "4K:1M:*2" (qperf's min:max:*factor) or "4K,64K,1M"; K/M/G are powers of 1024.
 Result<std::vector<std::uint64_t>> parse_size_list(std::string_view text);

@@ -1,0 +1,135 @@
+// The tcp-crr scenario: netperf TCP_CRR's shape, the pattern behind the 2023 dst
+// false-sharing fix: connect, one request, one response, close, to one server
+// address.  N client/server pairs per CPU; the server closes first, so
+// TIME_WAIT stays on the server side and the client never runs out of
+// ephemeral ports.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fmt/format.h>
+#include <memory>
+
+#include "generators.hpp"
+
+namespace hotline::detail {
+
+namespace {
+
+constexpr int kCrrPortBase = 21000;
+
+struct PairShape {
+    std::string server_addr;
+    int port = 0;
+    std::size_t msg = 0;
+};
+
+void server(Crew& crew, const PairShape& s) {
+    std::string err;
+    int lfd = listen_on(s.server_addr, s.port, 128, &err);
+    if (lfd < 0) return crew.fail("tcp-crr server: " + err);
+    crew.listening++;
+    std::vector<char> buf(s.msg, 's');
+    while (!crew.stopping()) {
+        int fd = accept_until(lfd, crew, &err);
+        if (fd < 0) {
+            if (!err.empty()) crew.fail("tcp-crr server: " + err);
+            break;
+        }
+        set_timeouts(fd);
+        bool eof = false;
+        if (recv_full(fd, buf.data(), s.msg, crew, &err, &eof)) send_full(fd, buf.data(), s.msg, crew, &err);
+        close(fd);
+        if (!err.empty()) {
+            crew.fail("tcp-crr server: " + err);
+            break;
+        }
+    }
+    close(lfd);
+}
+
+// Waits for the server's FIN, so the server side holds TIME_WAIT.
+void await_close(int fd, const Crew& crew) {
+    char c;
+    while (!crew.stopping()) {
+        ssize_t r = recv(fd, &c, 1, 0);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) break;
+    }
+}
+
+// One connect, request, response, close.  false ends the client: a stop, or an
+// error (then *err is set).
+bool one_connection(Crew& crew, const sockaddr_in& addr, std::vector<char>& buf, Counter* done, std::string* err) {
+    int fd = tcp_socket(err);
+    if (fd < 0) return false;
+    set_nodelay(fd);
+    set_timeouts(fd);
+    if (!connect_wait(fd, addr, crew, err)) {
+        close(fd);
+        return false;
+    }
+    bool eof = false;
+    if (send_full(fd, buf.data(), buf.size(), crew, err) && recv_full(fd, buf.data(), buf.size(), crew, err, &eof)) {
+        await_close(fd, crew);
+        done->add(1);
+    }
+    close(fd);
+    return err->empty();
+}
+
+void client(Crew& crew, Counter* done, const PairShape& s) {
+    auto addr = make_addr(s.server_addr, s.port);
+    std::vector<char> buf(s.msg, 'c');
+    crew.ready++;
+    crew.wait_go();
+    std::string err;
+    while (!crew.stopping())
+        if (!one_connection(crew, addr, buf, done, &err)) break;
+    if (!err.empty()) crew.fail("tcp-crr client: " + err);
+}
+
+// Servers first (they listen), then clients; true once every client is ready.
+bool start_pairs(GenEnv& env, Crew& crew, std::vector<std::unique_ptr<Counter>>& conns) {
+    const auto& o = env.opts;
+    const int nflows = o.flows_per_cpu;
+    const int pairs = int(o.cpus.size()) * nflows;
+    for (int i = 0; i < pairs; ++i) conns.push_back(std::make_unique<Counter>());
+    auto shape = [&](int i) { return PairShape{env.net.server_addr(), kCrrPortBase + i, std::size_t(o.msg_size)}; };
+    for (int i = 0; i < pairs; ++i)
+        crew.spawn(kReceiver, o.cpus[std::size_t(i / nflows)], env.net.server(),
+                   [&crew, s = shape(i)] { server(crew, s); });
+    if (!crew.wait_for(crew.listening, pairs, "their listening sockets")) return false;
+    for (int i = 0; i < pairs; ++i)
+        crew.spawn(kSender, o.cpus[std::size_t(i / nflows)], env.net.client(),
+                   [&crew, c = conns[std::size_t(i)].get(), s = shape(i)] { client(crew, c, s); });
+    return crew.wait_for(crew.ready, pairs, "started");
+}
+
+}  // namespace
+
+Result<ScenarioResult> run_tcp_crr(GenEnv& env) {
+    Crew crew(env.stop);
+    std::vector<std::unique_ptr<Counter>> conns;
+    if (!start_pairs(env, crew, conns)) return setup_aborted(env, crew, "tcp-crr");
+    crew.go = true;
+    auto total = [&] {
+        std::uint64_t s = 0;
+        for (auto& c : conns) s += c->get();
+        return s;
+    };
+    std::uint64_t c0 = total();
+    LiveOps live(env, total);
+    CpuSample a, b;
+    double secs = measure_window(env, crew, "conn", total, &a, &b);
+    std::uint64_t c1 = total();
+    crew.join();
+    if (crew.failed()) return make_error("tcp-crr: " + crew.error());
+    ScenarioResult r = base_result(env);
+    r.seconds = secs;
+    r.connections = c1 - c0;
+    r.connections_per_s = secs > 0 ? double(r.connections) / secs : 0;
+    r.cpu = cpu_between(a, b, crew.sides(), env.opts.cpus);
+    return r;
+}
+
+}  // namespace hotline::detail
