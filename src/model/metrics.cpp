@@ -77,15 +77,20 @@ static TargetCounters target_delta(const TargetCounters& l, const TargetCounters
     return d;
 }
 
+// The entry of `earlier` that names the same thing (the same key) as a later one.
+template <class T, class SameKey>
+static const T* earlier_of(const std::vector<T>& earlier, SameKey same) {
+    for (const auto& e : earlier)
+        if (same(e)) return &e;
+    return nullptr;
+}
+
 static HotObject object_delta(const HotObject& lo, const std::vector<HotObject>& earlier) {
     HotObject o = lo;
-    for (const auto& eo : earlier) {
-        if (eo.id == lo.id && eo.target == lo.target) {
-            o.handoffs = sub1(lo.handoffs, eo.handoffs);
-            o.cross_node = sub1(lo.cross_node, eo.cross_node);
-            break;
-        }
-    }
+    auto* eo = earlier_of(earlier, [&](const HotObject& e) { return e.id == lo.id && e.target == lo.target; });
+    if (!eo) return o;
+    o.handoffs = sub1(lo.handoffs, eo->handoffs);
+    o.cross_node = sub1(lo.cross_node, eo->cross_node);
     return o;
 }
 
@@ -102,13 +107,11 @@ static WorkqCounters workq_delta(const WorkqCounters& lw, const WorkqCounters* e
 
 static ProgCost cost_delta(const ProgCost& lc, const std::vector<ProgCost>& earlier) {
     ProgCost c = lc;
-    for (const auto& ec : earlier) {
-        if (ec.target == lc.target && ec.program == lc.program) {
-            c.run_cnt = sub1(lc.run_cnt, ec.run_cnt);
-            c.run_time_ns = sub1(lc.run_time_ns, ec.run_time_ns);
-            c.recursion_misses = sub1(lc.recursion_misses, ec.recursion_misses);
-        }
-    }
+    auto* ec = earlier_of(earlier, [&](const ProgCost& e) { return e.target == lc.target && e.program == lc.program; });
+    if (!ec) return c;
+    c.run_cnt = sub1(lc.run_cnt, ec->run_cnt);
+    c.run_time_ns = sub1(lc.run_time_ns, ec->run_time_ns);
+    c.recursion_misses = sub1(lc.recursion_misses, ec->recursion_misses);
     return c;
 }
 
