@@ -19,11 +19,6 @@ namespace {
 
 constexpr int kExitNotApplicable = 3;
 
-int fail(const Error& e, int rc = kExitError) {
-    fmt::print(stderr, "hotline: {}\n", e.message());
-    return rc;
-}
-
 struct HostFacts {
     std::optional<KernelBtf> btf;
     std::optional<Kallsyms> kallsyms;
@@ -83,14 +78,14 @@ int run_apply(const FixesCli& a, const FixCatalog& cat) {
     jo.allow_global = a.allow_global;
     jo.owner = own_command_line();
     auto journal = Journal::open(jo, io);
-    if (!journal) return fail(journal.error());
+    if (!journal) return fail(journal.error(), kExitError);
     print_report((*journal)->recovered(), "previous run: ");
 
     bool could_not = false;
     for (auto& w : plan->writes) {
         auto r = (*journal)->apply(w);
         if (!r) {
-            fmt::print(stderr, "hotline: {}\n", r.error().message());
+            fail(r.error(), kExitError);
             print_report((*journal)->restore(), "restore: ");
             return kExitError;
         }
@@ -145,10 +140,10 @@ void add_fixes_commands(CLI::App& app, FixesCli& f) {
     f.apply->add_option("--netns", f.netns, "Network namespace for netns-scoped knobs (ip netns name or pid:N); repeatable");
     f.apply->add_flag("--allow-global", f.allow_global, "Permit machine-wide changes");
     f.apply->add_option("-d,--duration", f.duration, "Restore after this long (default: hold until a signal)");
-    f.apply->add_option("--journal-dir", f.journal_dir, "Journal directory (default /var/lib/hotline)");
+    f.apply->add_option("--journal-dir", f.journal_dir, fmt::format("Journal directory (default {})", kDefaultJournalDir));
     for (auto* sub : {f.list, f.show, f.apply}) sub->add_option("--fixes", f.fixes_dir, "Also load *.toml fix definitions from DIR");
     f.restore = app.add_subcommand("restore", "Restore knobs left changed by a run that was killed");
-    f.restore->add_option("--journal-dir", f.journal_dir, "Journal directory (default /var/lib/hotline)");
+    f.restore->add_option("--journal-dir", f.journal_dir, fmt::format("Journal directory (default {})", kDefaultJournalDir));
 }
 
 int run_fixes(const FixesCli& a) {
@@ -157,7 +152,7 @@ int run_fixes(const FixesCli& a) {
         JournalOptions jo;
         jo.dir = a.journal_dir;
         auto rep = recover(jo, io);
-        if (!rep) return fail(rep.error());
+        if (!rep) return fail(rep.error(), kExitError);
         if (rep->empty()) fmt::print("nothing to restore\n");
         for (auto& l : rep->lines()) fmt::print("{}\n", l);
         return rep->clean() ? kExitOk : kExitError;

@@ -2,7 +2,6 @@
 // restore only where hotline's value is still in place, and recovery of a
 // journal left by a killed run (archived instead when the machine rebooted).
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -11,13 +10,11 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "hotline/journal.hpp"
+#include "hotline/util.hpp"
 
 namespace hotline {
 
@@ -133,47 +130,10 @@ Result<JournalEntry> entry_from_json(const nlohmann::json& j) {
     return e;
 }
 
-Status fsync_dir(const std::string& dir) {
-    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return make_error("cannot open " + dir + " to sync it", errno);
-    int r = fsync(fd);
-    int e = errno;
-    close(fd);
-    if (r) return make_error("cannot sync " + dir, e);
-    return ok_status();
-}
-
-// temp file, fsync, rename, fsync the directory: after this returns the new
-// content survives a crash or power loss, and a reader never sees half a file.
+// After this returns the new content survives a crash or power loss, and a
+// reader never sees half a file.
 Status write_durable(const std::string& dir, const std::string& name, const std::string& data) {
-    std::string path = dir + "/" + name, tmp = path + ".tmp";
-    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return make_error("cannot create " + tmp, errno, "check that the journal directory is writable");
-    std::size_t off = 0;
-    while (off < data.size()) {
-        ssize_t n = write(fd, data.data() + off, data.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-            close(fd);
-            unlink(tmp.c_str());
-            return make_error("cannot write " + tmp, e);
-        }
-        off += std::size_t(n);
-    }
-    if (fsync(fd)) {
-        int e = errno;
-        close(fd);
-        unlink(tmp.c_str());
-        return make_error("cannot sync " + tmp, e);
-    }
-    close(fd);
-    if (rename(tmp.c_str(), path.c_str())) {
-        int e = errno;
-        unlink(tmp.c_str());
-        return make_error("cannot rename " + tmp, e);
-    }
-    return fsync_dir(dir);
+    return write_file_atomic(dir + "/" + name, data, 0600);
 }
 
 Status remove_durable(const std::string& dir, const std::string& name) {
@@ -293,14 +253,12 @@ std::string journal_doc(const std::string& boot_id, const std::string& owner,
 Result<RestoreReport> settle(const std::string& dir, const std::string& boot_id, KnobIo& io, const Hook& hook) {
     RestoreReport rep;
     std::string path = dir + "/" + kJournalFile;
-    std::ifstream in(path);
-    if (!in) {
-        if (errno == ENOENT || !fs::exists(path)) return rep;
-        return make_error("cannot read " + path, errno);
+    auto text = read_file(path);
+    if (!text) {
+        if (text.error().err == ENOENT || !fs::exists(path)) return rep;
+        return text.error();
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nlohmann::json doc = nlohmann::json::parse(ss.str(), nullptr, false);
+    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
     std::vector<JournalEntry> entries;
     std::string bad;
     if (doc.is_discarded() || !doc.is_object() || doc.value("schema", "") != kJournalSchema) {
@@ -510,34 +468,6 @@ Result<RestoreReport> recover(const JournalOptions& opts, KnobIo& io) {
     auto boot = io.boot_id();
     if (!boot) return boot.error();
     return settle(opts.dir, *boot, io, opts.step_hook);
-}
-
-ShutdownSignals::ShutdownSignals() {
-    sigemptyset(&set_);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
-    pthread_sigmask(SIG_BLOCK, &set_, &old_);
-}
-
-ShutdownSignals::~ShutdownSignals() {
-    // Consume what arrived (a second Ctrl-C during restore) before unblocking,
-    // so it cannot kill the process on the way out.
-    while (wait(0) != 0) {
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-}
-
-int ShutdownSignals::wait(double seconds) {
-    if (seconds < 0) seconds = 0;
-    timespec ts{time_t(seconds), long(std::fmod(seconds, 1.0) * 1e9)};
-    while (true) {
-        int sig = sigtimedwait(&set_, nullptr, &ts);
-        if (sig > 0) {
-            if (!received_) received_ = sig;
-            return sig;
-        }
-        if (errno == EINTR) continue;
-        return 0;
-    }
 }
 
 }  // namespace hotline

@@ -124,7 +124,6 @@ Result<CostReport> measure_cost(const CostOptions& opts, const KernelInfo& k, co
     base.funcs = opts.funcs;
     base.forced = opts.forced;
     base.workq = false;
-    base.sample_freq = 999;
 
     SessionOptions count = base, latency = base, handoff = base;
     count.latency = false;
