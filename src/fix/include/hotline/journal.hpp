@@ -212,6 +212,7 @@ public:
 private:
     Journal(JournalOptions opts, KnobIo& io, RunLock lock, std::string boot_id);
     Status persist();
+    ApplyResult write_and_verify(const JournalEntry& e, ApplyResult res);
     JournalOptions opts_;
     KnobIo& io_;
     RunLock lock_;
