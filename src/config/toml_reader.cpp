@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <toml++/toml.h>
 
 namespace hotline {
@@ -58,7 +57,7 @@ Result<TomlValue> parse_toml(std::string_view text, const std::string& source) {
         toml::table root = toml::parse(text, source);
         return convert(root);
     } catch (const toml::parse_error& e) {
-        return make_error(fmt::format("{}:{}: {}", source, line_of(e.source()), e.description()), EINVAL,
+        return make_error(fmt::format("{}:{}: {}", source, line_of(e.source()), e.description()), 0,
                           "the file is not valid TOML");
     }
 }
@@ -76,7 +75,7 @@ Error TomlErrors::error() const {
     std::stable_sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.first < b.first; });
     std::string all;
     for (const auto& e : sorted) all += (all.empty() ? "" : "\n") + e.second;
-    return make_error(all, EINVAL);
+    return make_error(all);
 }
 
 std::optional<std::string> TomlErrors::string(const TomlValue& v, std::string_view name) {

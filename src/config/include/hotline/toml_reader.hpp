@@ -55,7 +55,7 @@ public:
     void add(int line, std::string_view message, std::string_view hint = {});
     bool ok() const { return errors_.empty(); }
     std::size_t count() const { return errors_.size(); }
-    Error error() const;  // every error, one a line, in file order
+    Error error() const;  // every error, one a line, in file order (no errno: the file is wrong, not the system)
 
     std::optional<std::string> string(const TomlValue& v, std::string_view name);
     std::optional<bool> boolean(const TomlValue& v, std::string_view name);
