@@ -1,4 +1,4 @@
-// Duration and list parsing, atomic file writes.
+// Duration and list parsing, whole-file reads, atomic file writes, error exits.
 #include <cctype>
 #include <fcntl.h>
 #include <time.h>
@@ -9,6 +9,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
 
 #include "hotline/util.hpp"
 
@@ -43,9 +46,7 @@ std::vector<std::string> split_list(std::string_view s) {
     std::vector<std::string> out;
     while (true) {
         auto c = s.find(',');
-        std::string_view part = s.substr(0, c);
-        while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-        while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+        std::string_view part = trim(s.substr(0, c));
         if (!part.empty()) out.emplace_back(part);
         if (c == std::string_view::npos) break;
         s.remove_prefix(c + 1);
@@ -64,33 +65,70 @@ std::string own_command_line() {
     return s;
 }
 
-Status write_file_atomic(const std::string& path, std::string_view data) {
-    std::string tmp = path + ".tmp." + std::to_string(getpid());
-    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return make_error("cannot create " + tmp, errno, "check that the directory exists and is writable");
+Result<std::string> read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return make_error("cannot read " + path, errno ? errno : ENOENT);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+int fail(const Error& e, int exit_code) {
+    fmt::print(stderr, "hotline: {}\n", e.message());
+    return exit_code;
+}
+
+Status fsync_dir(const std::string& dir) {
+    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return make_error("cannot open " + dir + " to sync it", errno);
+    int r = fsync(fd);
+    int e = errno;
+    close(fd);
+    if (r) return make_error("cannot sync " + dir, e);
+    return ok_status();
+}
+
+namespace {
+
+Status write_all(int fd, std::string_view data) {
     std::size_t off = 0;
     while (off < data.size()) {
         ssize_t n = write(fd, data.data() + off, data.size() - off);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            close(fd);
-            unlink(tmp.c_str());
-            return make_error("cannot write " + tmp, e);
-        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return make_error("cannot write", n < 0 ? errno : EIO);
         off += std::size_t(n);
     }
-    if (fsync(fd) || close(fd)) {
-        int e = errno;
-        unlink(tmp.c_str());
-        return make_error("cannot sync " + tmp, e);
-    }
-    if (rename(tmp.c_str(), path.c_str())) {
-        int e = errno;
-        unlink(tmp.c_str());
-        return make_error("cannot rename " + tmp + " to " + path, e);
-    }
     return ok_status();
+}
+
+std::string parent_dir(const std::string& path) {
+    auto slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+Status write_file_atomic(const std::string& path, std::string_view data, unsigned mode) {
+    std::string tmp = path + ".tmp." + std::to_string(getpid());
+    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0) return make_error("cannot create " + tmp, errno, "check that the directory exists and is writable");
+    auto fail_with = [&](std::string what, int e) {
+        unlink(tmp.c_str());
+        return make_error(std::move(what), e);
+    };
+    if (auto st = write_all(fd, data); !st) {
+        close(fd);
+        return fail_with("cannot write " + tmp, st.error().err);
+    }
+    if (fsync(fd)) {
+        int e = errno;
+        close(fd);
+        return fail_with("cannot sync " + tmp, e);
+    }
+    if (close(fd)) return fail_with("cannot close " + tmp, errno);
+    if (rename(tmp.c_str(), path.c_str())) return fail_with("cannot rename " + tmp + " to " + path, errno);
+    return fsync_dir(parent_dir(path));
 }
 
 }  // namespace hotline

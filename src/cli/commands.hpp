@@ -4,8 +4,16 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "hotline/exit_codes.hpp"
+#include "hotline/journal.hpp"
+#include "hotline/mechanism.hpp"
+#include "hotline/result.hpp"
 #include "hotline/scenario.hpp"
+#include "hotline/session.hpp"
+#include "hotline/util.hpp"
+#include "hotline/validator.hpp"
 
 namespace CLI {
 class App;
@@ -50,13 +58,13 @@ struct RecordArgs {
     std::string mechanism;
     std::string workload = "none";
     std::string workload_cpus;
-    int sample_freq = 999;
+    int sample_freq = SessionOptions{}.sample_freq;
     bool no_latency = false;
     bool quiet = false;
     std::vector<std::string> funcs;
     bool no_handoffs = false;
     int handoff_sample = 1;
-    unsigned owner_map_size = 16384;
+    unsigned owner_map_size = SessionOptions{}.owner_capacity;
     int top = 10;
     bool no_workq = false;
     std::vector<std::string> command;
@@ -86,7 +94,7 @@ struct FixesCli {
     std::string name;
     std::vector<std::string> netns;
     bool allow_global = false;
-    std::string journal_dir = "/var/lib/hotline";
+    std::string journal_dir = kDefaultJournalDir;
     std::string duration;
     bool selected() const;
 };
@@ -99,20 +107,25 @@ struct ValidateCli {
     CLI::App* diff = nullptr;
     std::string fix;
     ScenarioArgs scenario;
-    int trials = 5;
-    int max_trials = 20;
+    int trials = ValidateOptions{}.min_each;
+    int max_trials = ValidateOptions{}.max_each;
     std::string duration;
     bool allow_global = false;
     std::string fixes_dir;
     std::string json_file;
     std::string junit_file;
-    std::string journal_dir = "/var/lib/hotline";
+    std::string journal_dir = kDefaultJournalDir;
     std::vector<std::string> targets;
     std::string baseline, candidate;  // diff
     bool selected() const;
 };
 void add_validate_commands(CLI::App& app, ValidateCli& a);
 int run_validate_cli(const ValidateCli& a);
+
+// --mechanism, --targets and --func checked together: the forced mechanism, if any.
+Result<std::optional<Mechanism>> check_target_args(const std::string& mechanism,
+                                                   const std::vector<std::string>& targets,
+                                                   const std::vector<std::string>& funcs);
 
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);

@@ -19,11 +19,6 @@ namespace {
 
 constexpr int kExitNotApplicable = 3;
 
-int fail(const Error& e, int rc = kExitError) {
-    fmt::print(stderr, "hotline: {}\n", e.message());
-    return rc;
-}
-
 struct HostFacts {
     std::optional<KernelBtf> btf;
     std::optional<Kallsyms> kallsyms;
@@ -45,6 +40,55 @@ void print_report(const RestoreReport& r, const char* prefix) {
     for (auto& l : r.lines()) fmt::print(stderr, "hotline: {}{}\n", prefix, l);
 }
 
+Result<ApplyTarget> apply_target(const FixesCli& a) {
+    ApplyTarget target;
+    target.allow_global = a.allow_global;
+    for (auto& n : a.netns) {
+        auto ns = parse_netns(n);
+        if (!ns) return ns.error();
+        target.netns.push_back(*ns);
+    }
+    if (auto t = read_topology(); t && !t->nodes.empty()) target.node_cpus = t->cpus_of(t->nodes.front());
+    return target;
+}
+
+enum class Applied { kAll, kCouldNot, kError };
+
+// Applies the writes in order until one is refused or a signal arrives.
+Applied apply_writes(Journal& journal, const ChangePlan& plan, ShutdownSignals& signals) {
+    for (auto& w : plan.writes) {
+        auto r = journal.apply(w);
+        if (!r) {
+            fail(r.error(), kExitError);
+            return Applied::kError;
+        }
+        switch (r->status) {
+        case ApplyStatus::kApplied:
+            fmt::print("applied {}: {} -> {}\n", r->knob, r->old_value, r->new_value);
+            break;
+        case ApplyStatus::kAlreadySet:
+            fmt::print("unchanged {}: already {}\n", r->knob, r->old_value);
+            break;
+        case ApplyStatus::kCouldNotApply:
+            fmt::print(stderr, "hotline: could not apply {} = {}: {}\n", r->knob, r->new_value, r->reason);
+            return Applied::kCouldNot;
+        }
+        if (signals.poll()) break;
+    }
+    return Applied::kAll;
+}
+
+void hold(const std::string& fix, double duration, ShutdownSignals& signals) {
+    fmt::print("{} applied; {}\n", fix,
+               duration > 0 ? fmt::format("restoring in {}s or on SIGINT/SIGTERM/SIGHUP", duration)
+                            : "holding until SIGINT/SIGTERM/SIGHUP");
+    std::cout.flush();
+    if (duration > 0) signals.wait(duration);
+    else
+        while (!signals.wait(3600)) {
+        }
+}
+
 int run_apply(const FixesCli& a, const FixCatalog& cat) {
     const FixDef* fix = cat.find(a.name);
     if (!fix) return fail(make_error("unknown fix \"" + a.name + "\"", EINVAL, "known fixes: " + cat.names()), kExitUsage);
@@ -54,21 +98,15 @@ int run_apply(const FixesCli& a, const FixCatalog& cat) {
         if (!d) return fail(d.error(), kExitUsage);
         duration = *d;
     }
-    ApplyTarget target;
-    target.allow_global = a.allow_global;
-    for (auto& n : a.netns) {
-        auto ns = parse_netns(n);
-        if (!ns) return fail(ns.error(), kExitUsage);
-        target.netns.push_back(*ns);
-    }
+    auto target = apply_target(a);
+    if (!target) return fail(target.error(), kExitUsage);
     HostFacts hf = host_facts();
     Applicability app = check_applicability(*fix, *hf.facts);
     if (!app.applicable) {
         fmt::print(stderr, "hotline: {} is NOT APPLICABLE here: {}\n", fix->name, app.reason_line());
         return kExitNotApplicable;
     }
-    if (auto t = read_topology(); t && !t->nodes.empty()) target.node_cpus = t->cpus_of(t->nodes.front());
-    auto plan = plan_changes(*fix, target);
+    auto plan = plan_changes(*fix, *target);
     if (!plan) return fail(plan.error(), kExitUsage);
     for (auto& n : plan->notes) fmt::print(stderr, "hotline: {}\n", n);
     if (plan->placement)
@@ -83,46 +121,14 @@ int run_apply(const FixesCli& a, const FixCatalog& cat) {
     jo.allow_global = a.allow_global;
     jo.owner = own_command_line();
     auto journal = Journal::open(jo, io);
-    if (!journal) return fail(journal.error());
+    if (!journal) return fail(journal.error(), kExitError);
     print_report((*journal)->recovered(), "previous run: ");
-
-    bool could_not = false;
-    for (auto& w : plan->writes) {
-        auto r = (*journal)->apply(w);
-        if (!r) {
-            fmt::print(stderr, "hotline: {}\n", r.error().message());
-            print_report((*journal)->restore(), "restore: ");
-            return kExitError;
-        }
-        switch (r->status) {
-        case ApplyStatus::kApplied:
-            fmt::print("applied {}: {} -> {}\n", r->knob, r->old_value, r->new_value);
-            break;
-        case ApplyStatus::kAlreadySet:
-            fmt::print("unchanged {}: already {}\n", r->knob, r->old_value);
-            break;
-        case ApplyStatus::kCouldNotApply:
-            fmt::print(stderr, "hotline: could not apply {} = {}: {}\n", r->knob, r->new_value, r->reason);
-            could_not = true;
-            break;
-        }
-        if (could_not) break;
-        if (signals.poll()) break;
-    }
-    if (!could_not && !signals.received()) {
-        fmt::print("{} applied; {}\n", fix->name,
-                   duration > 0 ? fmt::format("restoring in {}s or on SIGINT/SIGTERM/SIGHUP", duration)
-                                : "holding until SIGINT/SIGTERM/SIGHUP");
-        std::cout.flush();
-        if (duration > 0) signals.wait(duration);
-        else
-            while (!signals.wait(3600)) {
-            }
-    }
+    Applied applied = apply_writes(**journal, *plan, signals);
+    if (applied == Applied::kAll && !signals.received()) hold(fix->name, duration, signals);
     RestoreReport rep = (*journal)->restore();
     print_report(rep, "restore: ");
-    if (!rep.clean()) return kExitError;
-    if (could_not) return kExitNotApplicable;
+    if (applied == Applied::kError || !rep.clean()) return kExitError;
+    if (applied == Applied::kCouldNot) return kExitNotApplicable;
     return kExitOk;
 }
 
@@ -145,10 +151,10 @@ void add_fixes_commands(CLI::App& app, FixesCli& f) {
     f.apply->add_option("--netns", f.netns, "Network namespace for netns-scoped knobs (ip netns name or pid:N); repeatable");
     f.apply->add_flag("--allow-global", f.allow_global, "Permit machine-wide changes");
     f.apply->add_option("-d,--duration", f.duration, "Restore after this long (default: hold until a signal)");
-    f.apply->add_option("--journal-dir", f.journal_dir, "Journal directory (default /var/lib/hotline)");
+    f.apply->add_option("--journal-dir", f.journal_dir, fmt::format("Journal directory (default {})", kDefaultJournalDir));
     for (auto* sub : {f.list, f.show, f.apply}) sub->add_option("--fixes", f.fixes_dir, "Also load *.toml fix definitions from DIR");
     f.restore = app.add_subcommand("restore", "Restore knobs left changed by a run that was killed");
-    f.restore->add_option("--journal-dir", f.journal_dir, "Journal directory (default /var/lib/hotline)");
+    f.restore->add_option("--journal-dir", f.journal_dir, fmt::format("Journal directory (default {})", kDefaultJournalDir));
 }
 
 int run_fixes(const FixesCli& a) {
@@ -157,7 +163,7 @@ int run_fixes(const FixesCli& a) {
         JournalOptions jo;
         jo.dir = a.journal_dir;
         auto rep = recover(jo, io);
-        if (!rep) return fail(rep.error());
+        if (!rep) return fail(rep.error(), kExitError);
         if (rep->empty()) fmt::print("nothing to restore\n");
         for (auto& l : rep->lines()) fmt::print("{}\n", l);
         return rep->clean() ? kExitOk : kExitError;

@@ -1,4 +1,5 @@
-// hotline command line: parses arguments and hands off to the library.
+// hotline command line: parses arguments and hands off to the library.  Help
+// texts name the defaults from the structures that define them.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -8,92 +9,134 @@
 #include "commands.hpp"
 #include "hotline/serve.hpp"
 
-int main(int argc, char** argv) {
-    CLI::App app{"hotline: find kernel cache-line contention and prove a fix removes it"};
-    app.require_subcommand(1);
-    app.set_version_flag("--version", std::string("hotline ") + HOTLINE_VERSION);
+namespace hotline::cli {
+namespace {
 
-    hotline::cli::ProbeArgs probe;
+constexpr const char* kMechanismHelp = "Force one mechanism: fentry|kprobe|tracepoint|sampling";
+
+CLI::App* add_probe_command(CLI::App& app, ProbeArgs& probe) {
     auto* p = app.add_subcommand("probe", "Report what this kernel allows and the attach plan per target");
     p->add_flag("--json", probe.json, "Print JSON");
     p->add_option("-t,--targets", probe.targets, "Targets to plan (comma list)")->delimiter(',');
-    p->add_option("--mechanism", probe.mechanism, "Force one mechanism: fentry|kprobe|tracepoint|sampling");
+    p->add_option("--mechanism", probe.mechanism, kMechanismHelp);
     p->add_option("--func", probe.funcs, "Also plan a kernel function: NAME or NAME:argN (repeatable)");
+    return p;
+}
 
-    hotline::cli::RecordArgs rec;
+CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
     auto* r = app.add_subcommand("record", "Trace the targets and print per-node rates every interval");
     r->add_option("-d,--duration", rec.duration, "How long to record (e.g. 10s, 2m); default: until Ctrl-C or the command exits");
-    r->add_option("-i,--interval", rec.interval, "Print interval (default 1s)");
+    r->add_option("-i,--interval", rec.interval, fmt::format("Print interval (default {})", rec.interval));
     r->add_option("-t,--targets", rec.targets, "Targets (comma list); default: all built-in")->delimiter(',');
     r->add_flag("--per-cpu", rec.per_cpu, "Print a table per CPU instead of per NUMA node");
     r->add_option("-o,--output", rec.output, "Write a JSON recording to FILE");
-    r->add_option("-m,--mechanism", rec.mechanism, "Force one mechanism: fentry|kprobe|tracepoint|sampling");
+    r->add_option("-m,--mechanism", rec.mechanism, kMechanismHelp);
     r->add_option("--workload", rec.workload, "Built-in workload while recording: churn (loopback connect/write/close per CPU), churn-split (each connection served on the next CPU), none");
     r->add_option("--workload-cpus", rec.workload_cpus, "CPUs for the built-in workload (default: all)");
-    r->add_option("-F,--sample-freq", rec.sample_freq, "Sampling frequency per CPU in Hz (default 999)");
+    r->add_option("-F,--sample-freq", rec.sample_freq,
+                  fmt::format("Sampling frequency per CPU in Hz (default {})", rec.sample_freq));
     r->add_flag("--no-latency", rec.no_latency, "Count only: do not attach fexit/kretprobe");
     r->add_flag("-q,--quiet", rec.quiet, "Print only the summary");
     r->add_option("--func", rec.funcs, "Also watch a kernel function, tracking pointer argument N as the object: NAME[:argN] (repeatable)");
     r->add_flag("--no-handoffs", rec.no_handoffs, "Count only: do not track object handoffs between CPUs");
     r->add_option("--handoff-sample", rec.handoff_sample, "Track handoffs of 1 object in N (by address hash) to cut cost");
-    r->add_option("--owner-map-size", rec.owner_map_size, "Objects the handoff tracker keeps per target (LRU, default 16384)");
-    r->add_option("--top", rec.top, "Hot objects and work functions to list (default 10)");
+    r->add_option("--owner-map-size", rec.owner_map_size,
+                  fmt::format("Objects the handoff tracker keeps per target (default {})", rec.owner_map_size));
+    r->add_option("--top", rec.top, fmt::format("Hot objects and work functions to list (default {})", rec.top));
     r->add_flag("--no-workq", rec.no_workq, "Do not attach the queue_work_on attribution programs");
     r->add_option("--scenario", rec.scenario.name, "Run this scenario while recording (see `hotline scenario list`)");
-    hotline::cli::add_scenario_options(r, rec.scenario, false);
+    add_scenario_options(r, rec.scenario, false);
     r->add_option("command", rec.command, "Command to run while recording (after --)");
     r->positionals_at_end();
+    return r;
+}
 
-    hotline::cli::CostArgs cost;
+CLI::App* add_cost_command(CLI::App& app, CostArgs& cost) {
     auto* c = app.add_subcommand("cost", "Per-hit cost of counting, latency and handoff tracking vs an empty program");
-    c->add_option("-d,--duration", cost.duration, "How long the built-in workload runs (default 5s)");
+    c->add_option("-d,--duration", cost.duration,
+                  fmt::format("How long the built-in workload runs (default {})", cost.duration));
     c->add_option("-t,--targets", cost.targets, "Targets (comma list); default: all built-in")->delimiter(',');
     c->add_option("--func", cost.funcs, "Also measure a kernel function: NAME[:argN] (repeatable)");
-    c->add_option("-m,--mechanism", cost.mechanism, "Force one mechanism: fentry|kprobe|tracepoint|sampling");
+    c->add_option("-m,--mechanism", cost.mechanism, kMechanismHelp);
     c->add_option("--workload", cost.workload,
-                  "Built-in workload: churn+pty (default: loopback connection churn plus a paced pty writer "
-                  "for workqueue_queue_work), churn, churn-split, pty, none");
+                  fmt::format("Built-in workload: churn+pty (loopback connection churn plus a paced pty writer for "
+                              "workqueue_queue_work), churn, churn-split, pty, none; default {}",
+                              cost.workload));
     c->add_flag("--json", cost.json, "Print JSON");
-    c->add_flag("--strict", cost.strict, "Exit 4 when a variant is over its budget");
+    c->add_flag("--strict", cost.strict, fmt::format("Exit {} when a variant is over its budget", kExitBudget));
     c->add_option("command", cost.command, "Command that drives the events instead (after --)");
     c->positionals_at_end();
+    return c;
+}
 
-    hotline::cli::ScenarioArgs scen;
-    bool scen_list_json = false;
-    auto* sc = app.add_subcommand("scenario", "One-host reproducers in private network namespaces");
-    sc->require_subcommand(1);
-    auto* sl = sc->add_subcommand("list", "List the scenarios");
-    sl->add_flag("--json", scen_list_json, "Print JSON");
-    auto* sr = sc->add_subcommand("run", "Run a scenario and print what it measured");
-    sr->add_option("name", scen.name, "Scenario name")->required();
-    hotline::cli::add_scenario_options(sr, scen, true);
-    sr->add_flag("--json", scen.json, "Print JSON");
-    sr->add_option("-o,--output", scen.output, "Also write the JSON result to FILE");
-    sr->add_option("command", scen.command, "Command to run in the client namespace (after --)");
-    hotline::daemon::ServeArgs serve;
+struct ScenarioCommands {
+    CLI::App* list = nullptr;
+    CLI::App* run = nullptr;
+    bool list_json = false;
+};
+
+void add_scenario_commands(CLI::App& app, ScenarioArgs& scen, ScenarioCommands& sc) {
+    auto* top = app.add_subcommand("scenario", "One-host reproducers in private network namespaces");
+    top->require_subcommand(1);
+    sc.list = top->add_subcommand("list", "List the scenarios");
+    sc.list->add_flag("--json", sc.list_json, "Print JSON");
+    sc.run = top->add_subcommand("run", "Run a scenario and print what it measured");
+    sc.run->add_option("name", scen.name, "Scenario name")->required();
+    add_scenario_options(sc.run, scen, true);
+    sc.run->add_flag("--json", scen.json, "Print JSON");
+    sc.run->add_option("-o,--output", scen.output, "Also write the JSON result to FILE");
+    sc.run->add_option("command", scen.command, "Command to run in the client namespace (after --)");
+}
+
+CLI::App* add_serve_command(CLI::App& app, daemon::ServeArgs& serve) {
     auto* sv = app.add_subcommand("serve", "Keep the targets attached and export their counters to Prometheus");
     sv->add_option("-c,--config", serve.config, "TOML configuration file (default: every built-in target)");
-    sv->add_option("-l,--listen", serve.listen, "ADDRESS:PORT to serve on (default 127.0.0.1:9464)");
+    sv->add_option("-l,--listen", serve.listen,
+                   fmt::format("ADDRESS:PORT to serve on (default {}:{})", daemon::kDefaultListenHost,
+                               daemon::kDefaultListenPort));
     sv->add_flag("--check-config", serve.check_config, "Validate the configuration and exit (with --strict: also attach every target)");
     sv->add_flag("--strict", serve.strict, "Fail when any configured target cannot be attached");
-    hotline::cli::FixesCli fixes;
-    hotline::cli::add_fixes_commands(app, fixes);
-    hotline::cli::ValidateCli validate;
-    hotline::cli::add_validate_commands(app, validate);
+    return sv;
+}
+
+}  // namespace
+}  // namespace hotline::cli
+
+int main(int argc, char** argv) {
+    using namespace hotline::cli;
+    CLI::App app{"hotline: find kernel cache-line contention and prove a fix removes it"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("hotline ") + HOTLINE_VERSION);
+
+    ProbeArgs probe;
+    RecordArgs rec;
+    CostArgs cost;
+    ScenarioArgs scen;
+    ScenarioCommands sc;
+    hotline::daemon::ServeArgs serve;
+    FixesCli fixes;
+    ValidateCli validate;
+    auto* p = add_probe_command(app, probe);
+    auto* r = add_record_command(app, rec);
+    auto* c = add_cost_command(app, cost);
+    add_scenario_commands(app, scen, sc);
+    auto* sv = add_serve_command(app, serve);
+    add_fixes_commands(app, fixes);
+    add_validate_commands(app, validate);
 
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         int rc = app.exit(e);
-        return rc == 0 ? 0 : hotline::cli::kExitUsage;
+        return rc == 0 ? 0 : kExitUsage;
     }
-    if (*p) return hotline::cli::run_probe(probe);
-    if (*r) return hotline::cli::run_record(rec);
-    if (*c) return hotline::cli::run_cost(cost);
-    if (*sl) return hotline::cli::run_scenario_list(scen_list_json);
-    if (*sr) return hotline::cli::run_scenario_run(scen);
+    if (*p) return run_probe(probe);
+    if (*r) return run_record(rec);
+    if (*c) return run_cost(cost);
+    if (*sc.list) return run_scenario_list(sc.list_json);
+    if (*sc.run) return run_scenario_run(scen);
     if (*sv) return hotline::daemon::run_serve(serve);
-    if (fixes.selected()) return hotline::cli::run_fixes(fixes);
-    if (validate.selected()) return hotline::cli::run_validate_cli(validate);
-    return hotline::cli::kExitUsage;
+    if (fixes.selected()) return run_fixes(fixes);
+    if (validate.selected()) return run_validate_cli(validate);
+    return kExitUsage;
 }

@@ -6,25 +6,25 @@
 #include "commands.hpp"
 #include "hotline/output.hpp"
 #include "hotline/session.hpp"
+#include "hotline/util.hpp"
 
 namespace hotline::cli {
 
+Result<std::optional<Mechanism>> check_target_args(const std::string& mechanism,
+                                                   const std::vector<std::string>& targets,
+                                                   const std::vector<std::string>& funcs) {
+    auto forced = parse_forced_mechanism(mechanism);
+    if (!forced) return forced.error();
+    if (auto t = resolve_targets(targets, funcs); !t) return t.error();
+    return *forced;
+}
+
 int run_probe(const ProbeArgs& a) {
-    auto forced = parse_forced_mechanism(a.mechanism);
-    if (!forced) {
-        fmt::print(stderr, "hotline: {}\n", forced.error().message());
-        return kExitUsage;
-    }
-    if (auto t = resolve_targets(a.targets, a.funcs); !t) {
-        fmt::print(stderr, "hotline: {}\n", t.error().message());
-        return kExitUsage;
-    }
+    auto forced = check_target_args(a.mechanism, a.targets, a.funcs);
+    if (!forced) return fail(forced.error(), kExitUsage);
     KernelInfo k = probe_kernel();
     auto topo = read_topology();
-    if (!topo) {
-        fmt::print(stderr, "hotline: {}\n", topo.error().message());
-        return kExitError;
-    }
+    if (!topo) return fail(topo.error(), kExitError);
     SessionOptions so;
     so.targets = a.targets;
     so.funcs = a.funcs;
@@ -38,8 +38,7 @@ int run_probe(const ProbeArgs& a) {
             Plan empty;
             render_probe_text(std::cout, k, *topo, empty);
         }
-        fmt::print(stderr, "hotline: {}\n", session.error().message());
-        return kExitError;
+        return fail(session.error(), kExitError);
     }
     const Plan& plan = (*session)->plan();
     if (a.json) {

@@ -3,15 +3,14 @@
 #include <signal.h>
 #include <time.h>
 
-#include <cmath>
 #include <fmt/format.h>
 #include <iostream>
-#include <sstream>
 
 #include "commands.hpp"
 #include "hotline/output.hpp"
 #include "hotline/scenario.hpp"
 #include "hotline/session.hpp"
+#include "hotline/signals.hpp"
 #include "hotline/util.hpp"
 #include "hotline/validator.hpp"
 #include "hotline/workload.hpp"
@@ -27,11 +26,6 @@ std::string clock_label() {
     char buf[32];
     strftime(buf, sizeof buf, "%H:%M:%S", &tm);
     return buf;
-}
-
-int fail(const Error& e, int rc = kExitError) {
-    fmt::print(stderr, "hotline: {}\n", e.message());
-    return rc;
 }
 
 // What `hotline diff` needs: the kernel-pair fixes' markers and layout facts of
@@ -84,69 +78,61 @@ void record_diff_analysis(RecordingWriter& rec, const Session& session, const st
     rec.set("analysis", an);
 }
 
-}  // namespace
+// The arguments, checked before anything touches the kernel.
+struct RecordSetup {
+    double duration = 0;  // 0: until a signal or the command's exit
+    double interval = 0;
+    std::optional<Mechanism> forced;
+    std::optional<ScenarioOptions> scenario;  // the command, if any, runs inside its network
+};
 
-int run_record(const RecordArgs& a) {
-    // --- arguments first: bad input is reported before touching the kernel
-    double duration = 0, interval = 1;
+Result<RecordSetup> check_args(const RecordArgs& a) {
+    RecordSetup s;
     if (!a.duration.empty()) {
         auto d = parse_duration(a.duration);
-        if (!d) return fail(d.error(), kExitUsage);
-        duration = *d;
-        if (duration <= 0) return fail(make_error("--duration must be positive", EINVAL), kExitUsage);
+        if (!d) return d.error();
+        if (*d <= 0) return make_error("--duration must be positive", EINVAL);
+        s.duration = *d;
     }
-    {
-        auto i = parse_duration(a.interval);
-        if (!i) return fail(i.error(), kExitUsage);
-        interval = *i;
-        if (interval < 0.05) return fail(make_error("--interval must be at least 50ms", EINVAL), kExitUsage);
-    }
-    auto forced = parse_forced_mechanism(a.mechanism);
-    if (!forced) return fail(forced.error(), kExitUsage);
-    if (auto t = resolve_targets(a.targets, a.funcs); !t) return fail(t.error(), kExitUsage);
-    if (a.handoff_sample < 1)
-        return fail(make_error("--handoff-sample must be 1 or more", EINVAL), kExitUsage);
-    if (a.top < 0) return fail(make_error("--top must not be negative", EINVAL), kExitUsage);
+    auto i = parse_duration(a.interval);
+    if (!i) return i.error();
+    if (*i < 0.05) return make_error("--interval must be at least 50ms", EINVAL);
+    s.interval = *i;
+    auto forced = check_target_args(a.mechanism, a.targets, a.funcs);
+    if (!forced) return forced.error();
+    s.forced = *forced;
+    if (a.handoff_sample < 1) return make_error("--handoff-sample must be 1 or more", EINVAL);
+    if (a.top < 0) return make_error("--top must not be negative", EINVAL);
     if (a.workload != "none" && a.workload != "churn" && a.workload != "churn-split")
-        return fail(make_error("unknown workload \"" + a.workload + "\"", EINVAL, "use churn, churn-split or none"),
-                    kExitUsage);
-    if (a.workload != "none" && !a.command.empty())
-        return fail(make_error("--workload and a command are exclusive", EINVAL), kExitUsage);
-    std::optional<ScenarioOptions> scen_opts;  // the command, if any, runs inside the scenario's network
+        return make_error("unknown workload \"" + a.workload + "\"", EINVAL, "use churn, churn-split or none");
+    if (a.workload != "none" && !a.command.empty()) return make_error("--workload and a command are exclusive", EINVAL);
     if (!a.scenario.name.empty()) {
-        if (a.workload != "none") return fail(make_error("--workload and --scenario are exclusive", EINVAL), kExitUsage);
+        if (a.workload != "none") return make_error("--workload and --scenario are exclusive", EINVAL);
         ScenarioArgs sa = a.scenario;
         sa.command = a.command;
-        if (duration > 0) sa.duration = fmt::format("{}", duration);
+        if (s.duration > 0) sa.duration = fmt::format("{}", s.duration);
         auto so = to_scenario_options(sa);
-        if (!so) return fail(so.error(), kExitUsage);
-        scen_opts = *so;
+        if (!so) return so.error();
+        s.scenario = *so;
     }
+    return s;
+}
 
-    auto topo = read_topology();
-    if (!topo) return fail(topo.error());
-    std::vector<int> wl_cpus = topo->cpus;
-    if (!a.workload_cpus.empty()) {
-        auto c = parse_cpulist(a.workload_cpus);
-        if (!c) return fail(c.error(), kExitUsage);
-        for (int cpu : *c)
-            if (!topo->cpu_node.count(cpu))
-                return fail(make_error(fmt::format("--workload-cpus: CPU {} does not exist", cpu), EINVAL,
-                                       "this machine has CPUs " + format_cpulist(topo->cpus)),
-                            kExitUsage);
-        wl_cpus = *c;
-    }
+Result<std::vector<int>> workload_cpus(const RecordArgs& a, const Topology& topo) {
+    if (a.workload_cpus.empty()) return topo.cpus;
+    auto c = parse_cpulist(a.workload_cpus);
+    if (!c) return c.error();
+    for (int cpu : *c)
+        if (!topo.cpu_node.count(cpu))
+            return make_error(fmt::format("--workload-cpus: CPU {} does not exist", cpu), EINVAL,
+                              "this machine has CPUs " + format_cpulist(topo.cpus));
+    return *c;
+}
 
-    // Signals are waited for, never handled asynchronously; children unblock them.
-    sigset_t waitset;
-    sigemptyset(&waitset);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&waitset, s);
-    sigprocmask(SIG_BLOCK, &waitset, nullptr);
-
-    KernelInfo k = probe_kernel();
+SessionOptions session_options(const RecordArgs& a, const RecordSetup& s) {
     SessionOptions so;
     so.targets = a.targets;
-    so.forced = *forced;
+    so.forced = s.forced;
     so.latency = !a.no_latency;
     so.sample_freq = a.sample_freq;
     so.funcs = a.funcs;
@@ -154,162 +140,33 @@ int run_record(const RecordArgs& a) {
     so.handoff_sample = a.handoff_sample;
     so.owner_capacity = a.owner_map_size;
     so.workq = !a.no_workq;
-    auto session = Session::open(so, k, *topo);
-    if (!session) return fail(session.error());
-    const Plan& plan = (*session)->plan();
+    return so;
+}
+
+void print_plan(const Plan& plan) {
     for (auto& t : plan.targets) {
         if (t.observable())
             fmt::print(stderr, "hotline: {:<16} {} ({}): {}\n", t.target, to_string(t.mechanism), to_string(t.fidelity), t.attach);
         else
             fmt::print(stderr, "hotline: {:<16} unavailable: {}\n", t.target, t.unavailable_reason);
     }
-    if (!plan.any_observable()) {
-        fmt::print(stderr, "hotline: no target can be observed on this kernel; `hotline probe` says why\n");
-        return kExitNothingObservable;
-    }
+}
 
-    RecordingWriter rec(k, *topo, plan);
-    rec.set_options({{"duration_s", duration}, {"interval_s", interval}, {"per_cpu", a.per_cpu},
+void start_recording(RecordingWriter& rec, const RecordArgs& a, const RecordSetup& s, const SessionInfo& info) {
+    rec.set_options({{"duration_s", s.duration}, {"interval_s", s.interval}, {"per_cpu", a.per_cpu},
                      {"mechanism", a.mechanism}, {"workload", a.workload}, {"sample_freq", a.sample_freq},
                      {"latency", !a.no_latency}, {"funcs", a.funcs}, {"handoffs", !a.no_handoffs},
                      {"handoff_sample", a.handoff_sample}, {"owner_map_size", a.owner_map_size}});
-    const SessionInfo& info = (*session)->info();
-    {
-        nlohmann::json layouts = nlohmann::json::array();
-        for (auto& l : info.layouts) layouts.push_back(to_json(l));
-        rec.set("analysis", {{"layouts", layouts}, {"notes", info.notes}, {"random_mix", info.random_mix},
-                             {"workqueue_programs", info.workq}});
-    }
+    nlohmann::json layouts = nlohmann::json::array();
+    for (auto& l : info.layouts) layouts.push_back(to_json(l));
+    rec.set("analysis", {{"layouts", layouts}, {"notes", info.notes}, {"random_mix", info.random_mix},
+                         {"workqueue_programs", info.workq}});
+}
 
-    // A built-in scenario's network (and any server) is built before the first
-    // snapshot: its setup, seconds under emulation, is then neither recorded as
-    // traffic nor taken from the traffic's time.  A command starts with the
-    // network, so with one the whole scenario starts after the first snapshot.
-    std::unique_ptr<Scenario> scen;
-    const bool prepare_first = scen_opts && scen_opts->command.empty();
-    if (prepare_first) {
-        auto s = Scenario::prepare(*scen_opts);
-        if (!s) return fail(s.error());
-        scen = std::move(*s);
-    }
-
-    auto first = (*session)->read();
-    if (!first) return fail(first.error());
-    Snapshot start = *first, prev = *first;
-
-    std::unique_ptr<ChurnWorkload> churn;
-    std::optional<ChildProcess> child;
-    if (scen_opts) {
-        if (prepare_first) {
-            if (auto st = scen->begin_run(); !st) return fail(st.error());
-        } else {
-            auto s = Scenario::start(*scen_opts);
-            if (!s) return fail(s.error());
-            scen = std::move(*s);
-        }
-        fmt::print(stderr, "hotline: scenario {} on CPUs {}\n", scen_opts->name, format_cpulist(scen->options().cpus));
-    }
-    if (a.workload == "churn" || a.workload == "churn-split") {
-        ChurnOptions co;
-        co.cpus = wl_cpus;
-        co.split = a.workload == "churn-split";
-        auto w = ChurnWorkload::start(co);
-        if (!w) return fail(w.error());
-        churn = std::move(*w);
-        fmt::print(stderr, "hotline: {} workload on CPUs {}\n", a.workload, format_cpulist(wl_cpus));
-    }
-    if (!a.command.empty() && !scen) {
-        auto c = ChildProcess::spawn(a.command);
-        if (!c) return fail(c.error());
-        child.emplace(std::move(*c));
-    }
-
-    int exit_status = -1;
-    bool stop = false;
-    std::string stop_reason = "duration reached";
-    double t0 = start.t, next = t0 + interval;
-    int n = 0;
-    std::vector<Interval> intervals;  // for the per-interval metrics `hotline diff` compares
-    // The scenario's operations per interval, read with each snapshot.
-    std::vector<std::uint64_t> interval_ops;
-    std::uint64_t ops_prev = 0;
-    auto emit = [&](const Snapshot& now) {
-        if (auto ops = scen ? scen->ops_so_far() : std::nullopt) {
-            interval_ops.push_back(*ops - std::min(*ops, ops_prev));
-            ops_prev = *ops;
-        }
-        Interval iv = delta(prev, now);
-        rec.add_interval(iv);
-        intervals.push_back(iv);
-        if (!a.quiet) {
-            render_interval_text(std::cout, iv, *topo, a.per_cpu,
-                                 fmt::format("{}  interval {}", clock_label(), ++n));
-            render_handoffs_text(std::cout, iv, *topo, a.per_cpu);
-        }
-        std::cout.flush();
-        prev = now;
-    };
-    while (!stop) {
-        double now = monotonic_seconds();
-        double until = next;
-        if (duration > 0 && !scen) until = std::min(until, t0 + duration);
-        if (scen) until = std::min(until, now + 0.1);  // notice the scenario's end promptly
-        double wait = std::max(0.0, until - now);
-        timespec ts{time_t(wait), long(std::fmod(wait, 1.0) * 1e9)};
-        int sig = sigtimedwait(&waitset, nullptr, &ts);
-        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-            stop = true;
-            stop_reason = fmt::format("stopped by {}", sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
-            if (child) child->signal(sig == SIGINT ? SIGINT : SIGTERM);
-        }
-        if (child && child->poll(&exit_status)) {
-            stop = true;
-            stop_reason = fmt::format("command exited with status {}", exit_status);
-            child.reset();
-        }
-        if (scen && scen->done()) {
-            stop = true;
-            stop_reason = "scenario finished";
-        }
-        now = monotonic_seconds();
-        // A scenario was given the duration as its traffic time and ends itself.
-        if (duration > 0 && !scen && now >= t0 + duration) stop = true;
-        if (now >= next || stop) {
-            // The churn ends before the last snapshot: every call its connections
-            // make is then counted, and workload.connections covers the counted
-            // window exactly (stopping after it left the last connections, a few
-            // percent under emulation, uncounted but in the connection count).
-            if (stop && churn) churn->stop();
-            auto snap = (*session)->read();
-            if (!snap) return fail(snap.error());
-            if (snap->t - prev.t > 1e-3) emit(*snap);
-            while (next <= now) next += interval;
-        }
-    }
-    if (churn) {
-        churn->stop();
-        if (!churn->error().empty()) fmt::print(stderr, "hotline: workload: {}\n", churn->error());
-        fmt::print(stderr, "hotline: churn workload made {} connections\n", churn->connections());
-        rec.set("workload", {{"name", a.workload}, {"cpus", wl_cpus}, {"connections", churn->connections()}});
-    }
-    if (child) {
-        child->signal(SIGTERM);
-        exit_status = child->wait();
-    }
-    ScenarioNumbers numbers;
-    if (scen) {
-        auto res = scen->stop();
-        if (!res) return fail(res.error());
-        render_scenario_text(std::cerr, *res);
-        rec.set("scenario", to_json(*res));
-        if (res->command_status) exit_status = *res->command_status;
-        numbers = scenario_numbers(*res);
-    }
-    record_diff_analysis(rec, **session, intervals, numbers, interval_ops, interval);
-
-    Interval whole = delta(start, prev);
+void print_summary(const Interval& whole, const std::string& stop_reason, const RecordArgs& a, const Topology& topo,
+                   const SessionInfo& info) {
     std::cout << fmt::format("summary: {:.2f} s, {}\n", whole.seconds(), stop_reason);
-    render_interval_text(std::cout, whole, *topo, a.per_cpu, "totals");
+    render_interval_text(std::cout, whole, topo, a.per_cpu, "totals");
     for (auto& t : whole.d.targets) {
         if (!t.has_latency) continue;
         std::cout << fmt::format("{} latency ({}, {} calls timed, {} unpaired)\n", t.target,
@@ -318,7 +175,7 @@ int run_record(const RecordArgs& a) {
         render_log2_hist(std::cout, t.hist, "nsecs");
         std::cout << "\n";
     }
-    render_handoffs_text(std::cout, whole, *topo, a.per_cpu);
+    render_handoffs_text(std::cout, whole, topo, a.per_cpu);
     std::cout << "\n";
     render_hot_objects_text(std::cout, top_objects(whole.d.objects, std::size_t(a.top)), whole.seconds());
     std::cout << "\n";
@@ -326,20 +183,227 @@ int run_record(const RecordArgs& a) {
     for (auto& note : info.notes) std::cout << note << "\n";
     if (whole.d.has_workq) {
         std::cout << "\n";
-        render_workq_text(std::cout, whole.d.workq, *topo, whole.seconds(), info.random_mix, std::size_t(a.top));
+        render_workq_text(std::cout, whole.d.workq, topo, whole.seconds(), info.random_mix, std::size_t(a.top));
     } else if (!info.workq.empty() && info.workq.rfind("attached", 0) != 0) {
         std::cout << "queue_work_on attribution: " << info.workq << "\n";
     }
     std::cout << "\n";
     render_cost_text(std::cout, whole.d.cost, whole.seconds());
+}
 
+// One recording: the session, what drives the events (scenario, churn or a
+// command), the intervals read so far and why the run stopped.
+class Recording {
+public:
+    Recording(const RecordArgs& a, const RecordSetup& s, const Topology& topo, Session& session,
+              RecordingWriter& rec)
+        : a_(a), s_(s), topo_(topo), session_(session), rec_(rec) {}
+
+    Status prepare_scenario();
+    Status start(const std::vector<int>& wl_cpus);
+    Status run(ShutdownSignals& signals);
+    Status finish(const std::vector<int>& wl_cpus);
+    Interval whole() const { return delta(start_, prev_); }
+    const std::string& stop_reason() const { return stop_reason_; }
+    int exit_status() const { return exit_status_; }
+
+private:
+    void emit(const Snapshot& now);
+    double wait_seconds() const;
+    void handle_signal(int sig);
+    void check_ends();
+
+    const RecordArgs& a_;
+    const RecordSetup& s_;
+    const Topology& topo_;
+    Session& session_;
+    RecordingWriter& rec_;
+    std::unique_ptr<Scenario> scen_;
+    std::unique_ptr<ChurnWorkload> churn_;
+    std::optional<ChildProcess> child_;
+    Snapshot start_, prev_;
+    double next_ = 0;
+    int printed_ = 0;
+    bool stop_ = false;
+    std::string stop_reason_ = "duration reached";
+    int exit_status_ = -1;
+    std::vector<Interval> intervals_;          // for the per-interval metrics `hotline diff` compares
+    std::vector<std::uint64_t> interval_ops_;  // the scenario's operations per interval
+    std::uint64_t ops_prev_ = 0;
+};
+
+// A built-in scenario's network (and any server) is built before the first
+// snapshot: its setup, seconds under emulation, is then neither recorded as
+// traffic nor taken from the traffic's time.  A command starts with the
+// network, so with one the whole scenario starts after the first snapshot.
+Status Recording::prepare_scenario() {
+    if (!s_.scenario || !s_.scenario->command.empty()) return ok_status();
+    auto sc = Scenario::prepare(*s_.scenario);
+    if (!sc) return sc.error();
+    scen_ = std::move(*sc);
+    return ok_status();
+}
+
+Status Recording::start(const std::vector<int>& wl_cpus) {
+    auto first = session_.read();
+    if (!first) return first.error();
+    start_ = prev_ = *first;
+    next_ = start_.t + s_.interval;
+    if (s_.scenario) {
+        if (scen_) {
+            if (auto st = scen_->begin_run(); !st) return st;
+        } else {
+            auto sc = Scenario::start(*s_.scenario);
+            if (!sc) return sc.error();
+            scen_ = std::move(*sc);
+        }
+        fmt::print(stderr, "hotline: scenario {} on CPUs {}\n", s_.scenario->name, format_cpulist(scen_->options().cpus));
+    }
+    if (a_.workload == "churn" || a_.workload == "churn-split") {
+        ChurnOptions co;
+        co.cpus = wl_cpus;
+        co.split = a_.workload == "churn-split";
+        auto w = ChurnWorkload::start(co);
+        if (!w) return w.error();
+        churn_ = std::move(*w);
+        fmt::print(stderr, "hotline: {} workload on CPUs {}\n", a_.workload, format_cpulist(wl_cpus));
+    }
+    if (!a_.command.empty() && !scen_) {
+        auto c = ChildProcess::spawn(a_.command);
+        if (!c) return c.error();
+        child_.emplace(std::move(*c));
+    }
+    return ok_status();
+}
+
+void Recording::emit(const Snapshot& now) {
+    if (auto ops = scen_ ? scen_->ops_so_far() : std::nullopt) {
+        interval_ops_.push_back(*ops - std::min(*ops, ops_prev_));
+        ops_prev_ = *ops;
+    }
+    Interval iv = delta(prev_, now);
+    rec_.add_interval(iv);
+    intervals_.push_back(iv);
+    if (!a_.quiet) {
+        render_interval_text(std::cout, iv, topo_, a_.per_cpu, fmt::format("{}  interval {}", clock_label(), ++printed_));
+        render_handoffs_text(std::cout, iv, topo_, a_.per_cpu);
+    }
+    std::cout.flush();
+    prev_ = now;
+}
+
+double Recording::wait_seconds() const {
+    double now = monotonic_seconds();
+    double until = next_;
+    if (s_.duration > 0 && !scen_) until = std::min(until, start_.t + s_.duration);
+    if (scen_) until = std::min(until, now + 0.1);  // notice the scenario's end promptly
+    return std::max(0.0, until - now);
+}
+
+void Recording::handle_signal(int sig) {
+    if (!is_shutdown_signal(sig)) return;  // SIGCHLD only wakes the loop
+    stop_ = true;
+    stop_reason_ = fmt::format("stopped by {}", signal_name(sig));
+    if (child_) child_->signal(sig == SIGINT ? SIGINT : SIGTERM);
+}
+
+void Recording::check_ends() {
+    if (child_ && child_->poll(&exit_status_)) {
+        stop_ = true;
+        stop_reason_ = fmt::format("command exited with status {}", exit_status_);
+        child_.reset();
+    }
+    if (scen_ && scen_->done()) {
+        stop_ = true;
+        stop_reason_ = "scenario finished";
+    }
+}
+
+Status Recording::run(ShutdownSignals& signals) {
+    while (!stop_) {
+        handle_signal(signals.wait(wait_seconds()));
+        check_ends();
+        double now = monotonic_seconds();
+        // A scenario was given the duration as its traffic time and ends itself.
+        if (s_.duration > 0 && !scen_ && now >= start_.t + s_.duration) stop_ = true;
+        if (now < next_ && !stop_) continue;
+        // The churn ends before the last snapshot: every call its connections
+        // make is then counted, and workload.connections covers the counted
+        // window exactly (stopping after it left the last connections, a few
+        // percent under emulation, uncounted but in the connection count).
+        if (stop_ && churn_) churn_->stop();
+        auto snap = session_.read();
+        if (!snap) return snap.error();
+        if (snap->t - prev_.t > 1e-3) emit(*snap);
+        while (next_ <= now) next_ += s_.interval;
+    }
+    return ok_status();
+}
+
+Status Recording::finish(const std::vector<int>& wl_cpus) {
+    if (churn_) {
+        churn_->stop();
+        if (!churn_->error().empty()) fmt::print(stderr, "hotline: workload: {}\n", churn_->error());
+        fmt::print(stderr, "hotline: churn workload made {} connections\n", churn_->connections());
+        rec_.set("workload", {{"name", a_.workload}, {"cpus", wl_cpus}, {"connections", churn_->connections()}});
+    }
+    if (child_) {
+        child_->signal(SIGTERM);
+        exit_status_ = child_->wait();
+    }
+    ScenarioNumbers numbers;
+    if (scen_) {
+        auto res = scen_->stop();
+        if (!res) return res.error();
+        render_scenario_text(std::cerr, *res);
+        rec_.set("scenario", to_json(*res));
+        if (res->command_status) exit_status_ = *res->command_status;
+        numbers = scenario_numbers(*res);
+    }
+    record_diff_analysis(rec_, session_, intervals_, numbers, interval_ops_, s_.interval);
+    return ok_status();
+}
+
+}  // namespace
+
+int run_record(const RecordArgs& a) {
+    auto setup = check_args(a);
+    if (!setup) return fail(setup.error(), kExitUsage);
+    auto topo = read_topology();
+    if (!topo) return fail(topo.error(), kExitError);
+    auto wl_cpus = workload_cpus(a, *topo);
+    if (!wl_cpus) return fail(wl_cpus.error(), kExitUsage);
+
+    // Children unblock what they need; SIGCHLD wakes the loop when the command exits.
+    ShutdownSignals signals({SIGCHLD});
+    KernelInfo k = probe_kernel();
+    auto session = Session::open(session_options(a, *setup), k, *topo);
+    if (!session) return fail(session.error(), kExitError);
+    const Plan& plan = (*session)->plan();
+    print_plan(plan);
+    if (!plan.any_observable()) {
+        fmt::print(stderr, "hotline: no target can be observed on this kernel; `hotline probe` says why\n");
+        return kExitNothingObservable;
+    }
+    RecordingWriter rec(k, *topo, plan);
+    const SessionInfo& info = (*session)->info();
+    start_recording(rec, a, *setup, info);
+
+    Recording run(a, *setup, *topo, **session, rec);
+    Status st = run.prepare_scenario();
+    if (st) st = run.start(*wl_cpus);
+    if (st) st = run.run(signals);
+    if (st) st = run.finish(*wl_cpus);
+    if (!st) return fail(st.error(), kExitError);
+    Interval whole = run.whole();
+    print_summary(whole, run.stop_reason(), a, *topo, info);
     if (!a.output.empty()) {
-        rec.finish(whole, exit_status, a.command);
-        if (auto st = write_file_atomic(a.output, rec.doc().dump(1) + "\n"); !st) return fail(st.error());
+        rec.finish(whole, run.exit_status(), a.command);
+        if (auto w = write_file_atomic(a.output, rec.doc().dump(1) + "\n"); !w) return fail(w.error(), kExitError);
         fmt::print(stderr, "hotline: recording written to {}\n", a.output);
     }
     session->reset();  // detach before reporting the command's status
-    if (!a.command.empty()) return exit_status < 0 ? kExitError : exit_status;
+    if (!a.command.empty()) return run.exit_status() < 0 ? kExitError : run.exit_status();
     return kExitOk;
 }
 

@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -16,40 +15,32 @@ namespace hotline::cli {
 
 namespace {
 
-int fail(const std::string& msg, int rc = kExitValidateError) {
-    fmt::print(stderr, "hotline: {}\n", msg);
-    return rc;
+// Writes one rendering of the verdict to `file` when one was asked for; false
+// (after saying why) when it could not be written.
+template <class Render>
+bool write_rendering(const std::string& file, const VerdictReport& r, Render render) {
+    if (file.empty()) return true;
+    std::ostringstream os;
+    render(os, r);
+    auto st = write_file_atomic(file, os.str());
+    if (!st) fail(st.error(), kExitValidateError);
+    return st.ok();
 }
 
 // Text on stdout; JSON and JUnit to files when asked.  Returns false when a file could not be written.
 bool render_all(const VerdictReport& r, const std::string& json_file, const std::string& junit_file) {
     render_verdict_text(std::cout, r);
     std::cout.flush();
-    bool ok = true;
-    if (!json_file.empty()) {
-        std::ostringstream os;
-        render_verdict_json(os, r);
-        if (auto st = write_file_atomic(json_file, os.str()); !st) {
-            fmt::print(stderr, "hotline: {}\n", st.error().message());
-            ok = false;
-        }
-    }
-    if (!junit_file.empty()) {
-        std::ostringstream os;
-        render_junit(os, r);
-        if (auto st = write_file_atomic(junit_file, os.str()); !st) {
-            fmt::print(stderr, "hotline: {}\n", st.error().message());
-            ok = false;
-        }
-    }
-    return ok;
+    bool json_ok = write_rendering(json_file, r, render_verdict_json);
+    bool junit_ok = write_rendering(junit_file, r, render_junit);
+    return json_ok && junit_ok;
 }
 
 Result<nlohmann::json> load_json(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) return make_error("cannot read " + path, ENOENT);
+    auto text = read_file(path);
+    if (!text) return text.error();
     try {
-        return nlohmann::json::parse(in);
+        return nlohmann::json::parse(*text);
     } catch (const std::exception& e) {
         return make_error(path + ": not JSON: " + e.what(), EINVAL);
     }
@@ -57,15 +48,15 @@ Result<nlohmann::json> load_json(const std::string& path) {
 
 int run_diff(const ValidateCli& a) {
     auto cat = load_catalog(a.fixes_dir);
-    if (!cat) return fail(cat.error().message(), kExitUsage);
+    if (!cat) return fail(cat.error(), kExitUsage);
     const FixDef* fix = cat->find(a.fix);
-    if (!fix) return fail(fmt::format("unknown fix \"{}\"; known fixes: {}", a.fix, cat->names()), kExitUsage);
+    if (!fix) return fail(make_error(fmt::format("unknown fix \"{}\"; known fixes: {}", a.fix, cat->names())), kExitUsage);
     auto b = load_json(a.baseline);
-    if (!b) return fail(b.error().message());
+    if (!b) return fail(b.error(), kExitValidateError);
     auto c = load_json(a.candidate);
-    if (!c) return fail(c.error().message());
+    if (!c) return fail(c.error(), kExitValidateError);
     auto r = diff_recordings(*fix, *b, *c, a.baseline, a.candidate);
-    if (!r) return fail(r.error().message());
+    if (!r) return fail(r.error(), kExitValidateError);
     if (!render_all(*r, a.json_file, a.junit_file)) return kExitValidateError;
     return exit_code(r->overall);
 }
@@ -81,14 +72,14 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
     auto* v = a.validate;
     v->add_option("--fix", a.fix, "Fix name (see `hotline fixes list`)")->required();
     v->add_option("--scenario", a.scenario.name, "Scenario (default: the fix's first)");
-    v->add_option("--trials", a.trials, "Trials per arm before stopping is considered (default 5)");
-    v->add_option("--max-trials", a.max_trials, "Trials per arm at most while results are noisy (default 20)");
-    v->add_option("-d,--duration", a.duration, "Traffic per trial (default 3s)");
+    v->add_option("--trials", a.trials, fmt::format("Trials per arm before stopping is considered (default {})", a.trials));
+    v->add_option("--max-trials", a.max_trials, fmt::format("Trials per arm at most while results are noisy (default {})", a.max_trials));
+    v->add_option("-d,--duration", a.duration, fmt::format("Traffic per trial (default {}s)", ValidatorOptions{}.trial_s));
     v->add_flag("--allow-global", a.allow_global, "Permit machine-wide changes");
     v->add_option("--fixes", a.fixes_dir, "Also load *.toml fix definitions from DIR");
     v->add_option("--json", a.json_file, "Write the verdict as JSON to FILE");
     v->add_option("--junit", a.junit_file, "Write the verdict as JUnit XML to FILE");
-    v->add_option("--journal-dir", a.journal_dir, "Journal directory (default /var/lib/hotline)");
+    v->add_option("--journal-dir", a.journal_dir, fmt::format("Journal directory (default {})", kDefaultJournalDir));
     v->add_option("-t,--targets", a.targets, "Collector targets (comma list); default: all built-in")->delimiter(',');
     add_scenario_options(v, a.scenario, false);
 
@@ -115,13 +106,13 @@ int run_validate_cli(const ValidateCli& a) {
     o.validate.max_each = std::max(a.max_trials, a.trials);
     if (!a.duration.empty()) {
         auto d = parse_duration(a.duration);
-        if (!d) return fail(d.error().message(), kExitUsage);
-        if (*d <= 0) return fail("--duration must be positive", kExitUsage);
+        if (!d) return fail(d.error(), kExitUsage);
+        if (*d <= 0) return fail(make_error("--duration must be positive"), kExitUsage);
         o.trial_s = *d;
     }
     // Shape options count with or without --scenario (then for the fix's default scenario).
     auto so = to_scenario_options(a.scenario);
-    if (!so) return fail(so.error().message(), kExitUsage);
+    if (!so) return fail(so.error(), kExitUsage);
     o.scenario = *so;
     ValidatorOutcome out = run_validator(o, [](const std::string& line) { fmt::print(stderr, "hotline: {}\n", line); });
     if (!out.error.empty()) fmt::print(stderr, "hotline: {}\n", out.error);

@@ -370,75 +370,85 @@ private:
         return kFailed;
     }
 
-    // Advances one connection as far as it goes without blocking; false when it is done.
-    bool step(Conn& c, double now) {
+    // What one state's step left: go on now, wait for the socket, or close.
+    enum class Step { kAgain, kWait, kDone };
+    static Step wait_if(bool keep) { return keep ? Step::kWait : Step::kDone; }
+
+    Step handshake(Conn& c, double now) {
+        ERR_clear_error();
+        int r = SSL_accept(c.ssl);
+        if (r == 1) {
+            c.state = State::kReading;
+            c.deadline = now + kReadSeconds;
+            c.want = POLLIN;
+            return Step::kAgain;
+        }
+        int e = SSL_get_error(c.ssl, r);
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return Step::kDone;
+        c.want = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+        // Nothing can be answered before the handshake: past its deadline, close.
+        return wait_if(now < c.deadline);
+    }
+
+    Step read_request(Conn& c, double now) {
+        char buf[2048];
+        ssize_t n = io(c, false, buf, sizeof buf);
+        if (n > 0) {
+            c.got += std::size_t(n);
+            c.head.append(buf, std::size_t(n));
+            if (c.head.size() > 8) c.head.erase(0, c.head.size() - 8);
+        }
+        if (n == kFailed) return Step::kDone;
+        bool head_done = c.head.find("\r\n\r\n") != std::string::npos || c.got > max_bytes_;
+        if (n == 0 || head_done || (n == kWouldBlock && now >= c.deadline)) {
+            c.state = State::kWriting;
+            c.deadline = now + kWriteSeconds;
+            return Step::kAgain;
+        }
+        return n == kWouldBlock ? Step::kWait : Step::kAgain;
+    }
+
+    Step write_response(Conn& c, double now) {
         static const std::string kResponse =
             "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
             "Content-Length: 24\r\nRetry-After: 1\r\nConnection: close\r\n\r\n503 Service Unavailable\n";
+        // A retried SSL_write must repeat the same arguments: without partial
+        // writes `sent` stays 0 until the whole response is out.
+        ssize_t n = io(c, true, const_cast<char*>(kResponse.data()) + c.sent, kResponse.size() - c.sent);
+        if (n <= 0) return wait_if(n == kWouldBlock && now < c.deadline);
+        c.sent += std::size_t(n);
+        if (c.sent < kResponse.size()) return Step::kAgain;
+        if (c.ssl) SSL_shutdown(c.ssl);  // close_notify; its answer is not awaited
+        ::shutdown(c.fd, SHUT_WR);
+        c.state = State::kDraining;
+        c.deadline = now + kDrainSeconds;
+        c.want = POLLIN;
+        return Step::kAgain;
+    }
+
+    // Raw bytes: whatever the peer still sends is discarded, TLS or not.
+    Step drain(Conn& c, double now) {
+        char buf[4096];
+        ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+        if (n > 0) {
+            c.drained += std::size_t(n);
+            return c.drained > (256u << 10) ? Step::kDone : Step::kAgain;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return wait_if(now < c.deadline);
+        return Step::kDone;
+    }
+
+    // Advances one connection as far as it goes without blocking; false when it is done.
+    bool step(Conn& c, double now) {
         while (true) {
+            Step s = Step::kDone;
             switch (c.state) {
-                case State::kHandshake: {
-                    ERR_clear_error();
-                    int r = SSL_accept(c.ssl);
-                    if (r == 1) {
-                        c.state = State::kReading;
-                        c.deadline = now + kReadSeconds;
-                        c.want = POLLIN;
-                        continue;
-                    }
-                    int e = SSL_get_error(c.ssl, r);
-                    if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return false;
-                    c.want = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
-                    // Nothing can be answered before the handshake: past its deadline, close.
-                    return now < c.deadline;
-                }
-                case State::kReading: {
-                    char buf[2048];
-                    ssize_t n = io(c, false, buf, sizeof buf);
-                    if (n > 0) {
-                        c.got += std::size_t(n);
-                        c.head.append(buf, std::size_t(n));
-                        if (c.head.size() > 8) c.head.erase(0, c.head.size() - 8);
-                    }
-                    if (n == kFailed) return false;
-                    bool head_done = c.head.find("\r\n\r\n") != std::string::npos || c.got > max_bytes_;
-                    if (n == 0 || head_done || (n == kWouldBlock && now >= c.deadline)) {
-                        c.state = State::kWriting;
-                        c.deadline = now + kWriteSeconds;
-                        continue;
-                    }
-                    if (n == kWouldBlock) return true;
-                    continue;
-                }
-                case State::kWriting: {
-                    // A retried SSL_write must repeat the same arguments: without partial
-                    // writes `sent` stays 0 until the whole response is out.
-                    ssize_t n = io(c, true, const_cast<char*>(kResponse.data()) + c.sent, kResponse.size() - c.sent);
-                    if (n > 0) {
-                        c.sent += std::size_t(n);
-                        if (c.sent < kResponse.size()) continue;
-                        if (c.ssl) SSL_shutdown(c.ssl);  // close_notify; its answer is not awaited
-                        ::shutdown(c.fd, SHUT_WR);
-                        c.state = State::kDraining;
-                        c.deadline = now + kDrainSeconds;
-                        c.want = POLLIN;
-                        continue;
-                    }
-                    return n == kWouldBlock && now < c.deadline;
-                }
-                case State::kDraining: {
-                    // Raw bytes: whatever the peer still sends is discarded, TLS or not.
-                    char buf[4096];
-                    ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-                    if (n > 0) {
-                        c.drained += std::size_t(n);
-                        if (c.drained > (256u << 10)) return false;
-                        continue;
-                    }
-                    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return now < c.deadline;
-                    return false;
-                }
+                case State::kHandshake: s = handshake(c, now); break;
+                case State::kReading: s = read_request(c, now); break;
+                case State::kWriting: s = write_response(c, now); break;
+                case State::kDraining: s = drain(c, now); break;
             }
+            if (s != Step::kAgain) return s == Step::kWait;
         }
     }
 
@@ -557,6 +567,34 @@ void lingering_close(int fd, SSL* ssl) {
         if (n > 0) drained += std::size_t(n);
     }
     ::close(fd);
+}
+
+// Idle between requests: gives the worker up early when `give_up` says so
+// (the server stops, or other connections are waiting).
+template <class GiveUp>
+bool wait_for_next_request(GuardedStream& strm, socket_t sock, double keep_alive_timeout, GiveUp give_up) {
+    double deadline = now_s() + keep_alive_timeout;
+    bool ready = strm.buffered();
+    while (!ready && now_s() < deadline) {
+        if (give_up()) break;
+        pollfd p{sock, POLLIN, 0};
+        int r = poll(&p, 1, std::min(remaining_ms(deadline), 100));
+        if (r < 0 && errno != EINTR) break;
+        ready = r > 0;
+    }
+    return ready;
+}
+
+void answer_limit_breach(GuardedStream& strm, HttpRejections& rejections) {
+    int status = strm.limit() == Limit::kTooLarge ? 431 : 408;
+    if (status == 431) ++rejections.too_large;
+    else ++rejections.timeout;
+    std::string body = fmt::format("{} {}\n", status, reason_phrase(status));
+    std::string resp = fmt::format(
+        "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n"
+        "Connection: close\r\n\r\n{}",
+        status, reason_phrase(status), body.size(), body);
+    strm.write(resp.data(), resp.size());
 }
 
 }  // namespace
@@ -690,19 +728,8 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
         ok = false;
     }
     for (int n = 0; ok && n < limits_.max_requests_per_connection; ++n) {
-        if (n > 0) {
-            // Idle between requests: give the worker up early if others are waiting.
-            double deadline = now_s() + limits_.keep_alive_timeout;
-            bool ready = strm.buffered();
-            while (!ready && now_s() < deadline) {
-                if (svr_sock_ == INVALID_SOCKET || pending_ > 0) break;
-                pollfd p{sock, POLLIN, 0};
-                int r = poll(&p, 1, std::min(remaining_ms(deadline), 100));
-                if (r < 0 && errno != EINTR) break;
-                ready = r > 0;
-            }
-            if (!ready) break;
-        }
+        auto give_up = [&] { return svr_sock_ == INVALID_SOCKET || pending_ > 0; };
+        if (n > 0 && !wait_for_next_request(strm, sock, limits_.keep_alive_timeout, give_up)) break;
         strm.begin_request(read_timeout);
         bool last = n + 1 == limits_.max_requests_per_connection || svr_sock_ == INVALID_SOCKET;
         bool closed = false;
@@ -710,18 +737,8 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
             strm.get_remote_ip_and_port(req.remote_addr, req.remote_port);
             strm.get_local_ip_and_port(req.local_addr, req.local_port);
         });
-        if (!ok && !strm.wrote() && strm.limit() != Limit::kNone) {
-            // httplib gives up silently when the request line itself breaks a limit.
-            int status = strm.limit() == Limit::kTooLarge ? 431 : 408;
-            if (status == 431) ++rejections_.too_large;
-            else ++rejections_.timeout;
-            std::string body = fmt::format("{} {}\n", status, reason_phrase(status));
-            std::string resp = fmt::format(
-                "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n"
-                "Connection: close\r\n\r\n{}",
-                status, reason_phrase(status), body.size(), body);
-            strm.write(resp.data(), resp.size());
-        }
+        // httplib gives up silently when the request line itself breaks a limit.
+        if (!ok && !strm.wrote() && strm.limit() != Limit::kNone) answer_limit_breach(strm, rejections_);
         if (!ok || closed || last || st.close_after) break;
     }
     t_conn = nullptr;

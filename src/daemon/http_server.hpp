@@ -12,17 +12,9 @@
 #include <memory>
 #include <string>
 
-namespace hotline::daemon {
+#include "serve_config.hpp"  // HttpLimits
 
-struct HttpLimits {
-    int workers = 4;       // requests served at once
-    int queued = 16;       // accepted connections waiting for a worker; beyond: 503
-    double read_timeout = 5;        // whole request (line, headers, body) must arrive in this
-    double write_timeout = 10;      // whole response must leave in this
-    double keep_alive_timeout = 5;  // idle wait for the next request on a connection
-    std::size_t max_request_bytes = 8192;
-    int max_requests_per_connection = 100;
-};
+namespace hotline::daemon {
 
 // Refusals by fixed reason; label values never come from the request.
 struct HttpRejections {

@@ -3,7 +3,6 @@
 #include <bpf/bpf.h>
 #include <fcntl.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -24,6 +23,8 @@
 #include "hotline/prometheus.hpp"
 #include "hotline/serve.hpp"
 #include "hotline/session.hpp"
+#include "hotline/signals.hpp"
+#include "hotline/util.hpp"
 #include "serve_config.hpp"
 
 namespace hotline::daemon {
@@ -69,13 +70,9 @@ Result<Attachment> attach_targets(const ServeConfig& cfg, const KernelInfo& k, c
     Attachment out;
     std::vector<TargetPlan> planned;
     for (const auto& [mech, names] : groups) {
-        SessionOptions so;
+        SessionOptions so = cfg.probe;
         so.targets = names;
         so.forced = mech;
-        so.latency = cfg.latency;
-        so.sample_freq = cfg.sample_freq;
-        so.handoffs = cfg.handoffs;
-        so.handoff_sample = cfg.handoff_sample;
         auto s = Session::open(so, k, topo);
         if (!s) {
             std::string why = s.error().message();
@@ -133,132 +130,73 @@ Snapshot read_all(const Attachment& a, std::atomic<std::uint64_t>& read_errors) 
     return out;
 }
 
-int config_error(const Error& e) {
-    fmt::print(stderr, "hotline: {}\n", e.message());
-    return kExitUsage;
-}
-
-}  // namespace
-
-int run_serve(const ServeArgs& a) {
-    // --- configuration: every problem is reported before touching the kernel
+// The file, then the command line over it.  Every problem is reported before
+// anything touches the kernel.
+Result<ServeConfig> load_config(const ServeArgs& a) {
     ServeConfig cfg;
     if (!a.config.empty()) {
         auto c = load_serve_config(a.config);
-        if (!c) return config_error(c.error());
+        if (!c) return c.error();
         cfg = std::move(*c);
     }
     if (!a.listen.empty()) {
         auto l = parse_listen_address(a.listen);
-        if (!l) return config_error(make_error("--listen: " + l.error().message(), EINVAL));
+        if (!l) return make_error("--listen: " + l.error().message(), EINVAL);
         cfg.listen = *l;
     }
     cfg.strict = cfg.strict || a.strict;
-    daemon::TlsContext tls;
-    if (cfg.tls())
-        if (std::string err = tls.load(cfg.tls_cert, cfg.tls_key); !err.empty())
-            return config_error(make_error(cfg.source + ": " + err, EINVAL, "check the [tls] cert and key files"));
-    std::size_t ntargets = cfg.targets.empty() ? builtin_targets().size() : cfg.targets.size();
-    // --check-config attaches only when --strict is on the command line (a pre-flight
-    // check); `strict = true` in the file governs serving.
-    if (a.check_config && !a.strict) {
-        fmt::print("{}: configuration is valid ({} targets, listen {}{}{})\n", cfg.source, ntargets,
-                   cfg.listen.to_string(), cfg.tls() ? ", TLS" : "", cfg.auth() ? ", basic auth" : "");
-        return kExitOk;
-    }
+    return cfg;
+}
 
-    // --- attach once
-    KernelInfo k = probe_kernel();
-    auto topo = read_topology();
-    if (!topo) {
-        fmt::print(stderr, "hotline: {}\n", topo.error().message());
-        return kExitError;
-    }
-    if (auto st = check_privileges(k); !st) {
-        fmt::print(stderr, "hotline: {}\n", st.error().message());
-        return kExitError;
-    }
-    auto att = attach_targets(cfg, k, *topo);
-    if (!att) {
-        fmt::print(stderr, "hotline: {}\n", att.error().message());
-        return kExitError;
-    }
-    // Planning parsed kallsyms and BTF (tens of MB, now freed); give the pages back
-    // so a long-lived daemon does not keep them.
-    malloc_trim(0);
+// Says which targets attached; returns the ones that did not.
+std::vector<std::string> report_plan(const Plan& plan) {
     std::vector<std::string> missing;
-    for (const auto& tp : att->plan.targets) {
-        if (tp.observable())
+    for (const auto& tp : plan.targets) {
+        if (tp.observable()) {
             say("{}: {} ({})", tp.target, to_string(tp.mechanism), tp.attach);
-        else {
+        } else {
             say("{}: not attached: {}", tp.target, tp.unavailable_reason);
             missing.push_back(tp.target);
         }
     }
-    if (cfg.strict && !missing.empty()) {
-        fmt::print(stderr, "hotline: --strict: {} could not be attached (see above); nothing is left attached\n",
-                   fmt::join(missing, ", "));
-        return kExitError;
-    }
-    if (a.check_config) {
-        fmt::print("{}: configuration is valid and all {} targets attach\n", cfg.source, att->plan.targets.size());
-        return kExitOk;
-    }
-    if (!att->plan.any_observable())
-        say("warning: no target could be attached; serving hotline_probe_attached 0 for each");
+    return missing;
+}
 
-    // --- signals are waited for on one thread; SIGPIPE never kills us
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-    signal(SIGPIPE, SIG_IGN);
+// Run statistics need BPF_ENABLE_STATS (CAP_SYS_ADMIN) or the sysctl; says which.
+// The descriptor keeps them on until it is closed.
+struct RunStats {
+    int fd = -1;
+    bool on = false;
+    RunStats() : fd(bpf_enable_stats(BPF_STATS_RUN_TIME)), on(fd >= 0) {
+        if (!on) {
+            std::ifstream sysctl("/proc/sys/kernel/bpf_stats_enabled");
+            int enabled = 0;
+            on = (sysctl >> enabled) && enabled == 1;
+        }
+        if (!on)
+            say("BPF run statistics are off (needs CAP_SYS_ADMIN or kernel.bpf_stats_enabled=1): "
+                "hotline_probe_run_seconds_total and hotline_probe_runs_total stay 0");
+    }
+    ~RunStats() {
+        if (fd >= 0) close(fd);
+    }
+    RunStats(const RunStats&) = delete;
+    RunStats& operator=(const RunStats&) = delete;
+};
 
-    // --- HTTP
-    daemon::HttpLimits lim;
-    lim.workers = cfg.max_concurrent;
-    lim.queued = cfg.max_queued;
-    lim.read_timeout = cfg.read_timeout;
-    lim.write_timeout = cfg.write_timeout;
-    lim.keep_alive_timeout = cfg.keep_alive_timeout;
-    lim.max_request_bytes = cfg.max_request_bytes;
-    daemon::HttpRejections rejections;
+// What /metrics renders from besides the counters.
+struct Exporter {
+    Exporter(const Attachment& a, const PromOptions& o) : att(a), opts(o) {}
+    const Attachment& att;
+    ExporterInfo info;
+    PromOptions opts;
+    HttpRejections rejections;
     std::atomic<std::uint64_t> read_errors{0}, series_dropped{0};
 
-    // Run statistics need BPF_ENABLE_STATS (CAP_SYS_ADMIN) or the sysctl; say which.
-    int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-    bool run_stats = stats_fd >= 0;
-    if (!run_stats) {
-        std::ifstream sysctl("/proc/sys/kernel/bpf_stats_enabled");
-        int on = 0;
-        run_stats = (sysctl >> on) && on == 1;
-    }
-    if (!run_stats)
-        say("BPF run statistics are off (needs CAP_SYS_ADMIN or kernel.bpf_stats_enabled=1): "
-            "hotline_probe_run_seconds_total and hotline_probe_runs_total stay 0");
-    ExporterInfo info;
-    info.run_stats = run_stats;
-    info.version = HOTLINE_VERSION;
-    info.kernel = k;
-    info.topo = *topo;
-    info.plan = att->plan;
-    PromOptions popts;
-    popts.per_cpu = cfg.per_cpu;
-    popts.max_series = cfg.max_series;
-    const std::string plan_json = to_json(att->plan).dump(2) + "\n";
-
-    daemon::GuardedServer svr(lim, rejections, tls.get());
-    if (cfg.auth()) svr.require_basic_auth(cfg.auth_username, cfg.auth_password_sha256);
-    svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        res.status = 500;
-        res.set_content("500 Internal Server Error\n", "text/plain; charset=utf-8");
-    });
-    svr.Get("/metrics", [&](const httplib::Request& req, httplib::Response& res) {
-        PromOptions o = popts;
-        o.format = negotiate_exposition(req.get_header_value("Accept"));
-        Snapshot snap = read_all(*att, read_errors);
+    std::pair<std::string, std::string> metrics(const std::string& accept) {
+        PromOptions o = opts;
+        o.format = negotiate_exposition(accept);
+        Snapshot snap = read_all(att, read_errors);
         ExporterCounters c;
         c.series_dropped = series_dropped.load();
         c.read_errors = read_errors.load();
@@ -267,52 +205,63 @@ int run_serve(const ServeArgs& a) {
         std::ostringstream os;
         PromStats st = render_prometheus(os, snap, info, c, o);
         series_dropped += st.dropped;
-        res.set_content(os.str(), std::string(content_type(o.format)));
+        return {os.str(), std::string(content_type(o.format))};
+    }
+};
+
+void add_routes(GuardedServer& svr, Exporter& ex, const std::string& plan_json) {
+    constexpr const char* kText = "text/plain; charset=utf-8";
+    svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        res.status = 500;
+        res.set_content("500 Internal Server Error\n", kText);
     });
-    svr.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-        res.set_content("ok\n", "text/plain; charset=utf-8");
+    svr.Get("/metrics", [&ex](const httplib::Request& req, httplib::Response& res) {
+        auto [body, type] = ex.metrics(req.get_header_value("Accept"));
+        res.set_content(body, type);
     });
-    svr.Get("/plan", [&](const httplib::Request&, httplib::Response& res) {
+    svr.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", kText); });
+    svr.Get("/plan", [&plan_json](const httplib::Request&, httplib::Response& res) {
         res.set_content(plan_json, "application/json");
     });
     svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
         res.set_content("hotline exporter\n\n/metrics  Prometheus metrics\n/plan     attach plan (JSON)\n"
                         "/healthz  liveness\n",
-                        "text/plain; charset=utf-8");
+                        kText);
     });
+}
 
-    int port = cfg.listen.port;
+// Binds the configured address; port 0 picks a free one.  nullopt: said why.
+std::optional<ListenAddress> bind_listen(GuardedServer& svr, const ListenAddress& want) {
+    int port = want.port;
     errno = 0;
-    bool bound = port == 0 ? (port = svr.bind_to_any_port(cfg.listen.host)) > 0
-                           : svr.bind_to_port(cfg.listen.host, port);
+    bool bound = port == 0 ? (port = svr.bind_to_any_port(want.host)) > 0 : svr.bind_to_port(want.host, port);
     if (!bound) {
         int e = errno;
         fmt::print(stderr, "hotline: cannot listen on {}{}{}; is another exporter using the port?\n",
-                   cfg.listen.to_string(), e ? ": " : "", e ? std::strerror(e) : "");
-        return kExitError;
+                   want.to_string(), e ? ": " : "", e ? std::strerror(e) : "");
+        return std::nullopt;
     }
     svr.raise_backlog(256);
-    ListenAddress bound_at{cfg.listen.host, port};
-    say("listening on {}://{}/metrics ({} of {} targets attached)", cfg.tls() ? "https" : "http",
-        bound_at.to_string(), att->plan.targets.size() - missing.size(), att->plan.targets.size());
-    notify_systemd(fmt::format("READY=1\nSTATUS=serving metrics on {}", bound_at.to_string()));
+    return ListenAddress{want.host, port};
+}
 
+// Serves until SIGTERM or SIGINT (SIGHUP is said and ignored); signals are
+// waited for on one thread.  False when the server stopped by itself.
+bool serve_until_signal(GuardedServer& svr, ShutdownSignals& signals) {
     std::atomic<bool> listening_done{false};
     std::atomic<bool> stop_requested{false};
     std::thread waiter([&] {
-        timespec tick{0, 200'000'000};
         while (!listening_done) {
             if (stop_requested) {
                 svr.stop();  // repeated: a stop before listen() starts would be lost
                 std::this_thread::sleep_for(std::chrono::milliseconds(200));
                 continue;
             }
-            siginfo_t si{};
-            int s = sigtimedwait(&sigs, &si, &tick);
+            int s = signals.wait(0.2);
             if (s == SIGHUP) {
                 say("SIGHUP ignored: serve has no reload; restart it to apply a new configuration");
             } else if (s == SIGTERM || s == SIGINT) {
-                say("{} received: stopping", s == SIGTERM ? "SIGTERM" : "SIGINT");
+                say("SIG{} received: stopping", signal_name(s));
                 notify_systemd("STOPPING=1");
                 stop_requested = true;
             }
@@ -321,12 +270,94 @@ int run_serve(const ServeArgs& a) {
     bool served = svr.listen_after_bind();
     listening_done = true;
     waiter.join();
-    if (!served && !stop_requested) {
+    return served || stop_requested;
+}
+
+// --check-config attaches only when --strict is on the command line (a pre-flight
+// check); `strict = true` in the file governs serving.
+int check_config_only(const ServeConfig& cfg) {
+    std::size_t ntargets = cfg.targets.empty() ? builtin_targets().size() : cfg.targets.size();
+    fmt::print("{}: configuration is valid ({} targets, listen {}{}{})\n", cfg.source, ntargets,
+               cfg.listen.to_string(), cfg.tls() ? ", TLS" : "", cfg.auth() ? ", basic auth" : "");
+    return kExitOk;
+}
+
+// Attaches once; nullopt after saying why (then the exit status is kExitError).
+std::optional<Attachment> attach_all(const ServeConfig& cfg, const KernelInfo& k, const Topology& topo,
+                                     std::vector<std::string>& missing) {
+    Status can = check_privileges(k);
+    auto att = can ? attach_targets(cfg, k, topo) : Result<Attachment>(can.error());
+    if (!att) {
+        fail(att.error(), kExitError);
+        return std::nullopt;
+    }
+    // Planning parsed kallsyms and BTF (tens of MB, now freed); give the pages back
+    // so a long-lived daemon does not keep them.
+    malloc_trim(0);
+    missing = report_plan(att->plan);
+    if (cfg.strict && !missing.empty()) {
+        fmt::print(stderr, "hotline: --strict: {} could not be attached (see above); nothing is left attached\n",
+                   fmt::join(missing, ", "));
+        return std::nullopt;
+    }
+    return std::move(*att);
+}
+
+int serve(const ServeConfig& cfg, const TlsContext& tls, const KernelInfo& k, const Topology& topo,
+          const Attachment& att, std::size_t attached, ShutdownSignals& signals) {
+    RunStats run_stats;
+    Exporter ex(att, cfg.metrics);
+    ex.info.run_stats = run_stats.on;
+    ex.info.version = HOTLINE_VERSION;
+    ex.info.kernel = k;
+    ex.info.topo = topo;
+    ex.info.plan = att.plan;
+    const std::string plan_json = to_json(att.plan).dump(2) + "\n";
+
+    GuardedServer svr(cfg.http, ex.rejections, tls.get());
+    if (cfg.auth()) svr.require_basic_auth(cfg.auth_username, cfg.auth_password_sha256);
+    add_routes(svr, ex, plan_json);
+    auto bound_at = bind_listen(svr, cfg.listen);
+    if (!bound_at) return kExitError;
+    say("listening on {}://{}/metrics ({} of {} targets attached)", cfg.tls() ? "https" : "http",
+        bound_at->to_string(), attached, att.plan.targets.size());
+    notify_systemd(fmt::format("READY=1\nSTATUS=serving metrics on {}", bound_at->to_string()));
+    if (!serve_until_signal(svr, signals)) {
         say("the HTTP server stopped unexpectedly");
         return kExitError;
     }
+    return kExitOk;
+}
+
+}  // namespace
+
+int run_serve(const ServeArgs& a) {
+    auto cfg = load_config(a);
+    if (!cfg) return fail(cfg.error(), kExitUsage);
+    TlsContext tls;
+    if (cfg->tls())
+        if (std::string err = tls.load(cfg->tls_cert, cfg->tls_key); !err.empty())
+            return fail(make_error(cfg->source + ": " + err, EINVAL, "check the [tls] cert and key files"), kExitUsage);
+    if (a.check_config && !a.strict) return check_config_only(*cfg);
+
+    KernelInfo k = probe_kernel();
+    auto topo = read_topology();
+    if (!topo) return fail(topo.error(), kExitError);
+    std::vector<std::string> missing;
+    auto att = attach_all(*cfg, k, *topo, missing);
+    if (!att) return kExitError;
+    if (a.check_config) {
+        fmt::print("{}: configuration is valid and all {} targets attach\n", cfg->source, att->plan.targets.size());
+        return kExitOk;
+    }
+    if (!att->plan.any_observable())
+        say("warning: no target could be attached; serving hotline_probe_attached 0 for each");
+    // Blocked until every probe is detached; SIGPIPE never kills us.
+    ShutdownSignals signals;
+    signal(SIGPIPE, SIG_IGN);
+    int rc = serve(*cfg, tls, k, *topo, *att, att->plan.targets.size() - missing.size(), signals);
+    if (rc != kExitOk) return rc;
     att->sessions.clear();
-    if (stats_fd >= 0) close(stats_fd);
     say("stopped; every probe is detached");
     return kExitOk;
 }

@@ -1,5 +1,6 @@
 // The `hotline serve` TOML configuration: strict schema (unknown keys are errors),
-// every error names its line, and basic-auth checking against a SHA-256 digest.
+// every error collected, each naming its line (hotline/toml_reader.hpp), and
+// basic-auth checking against a SHA-256 digest.
 #include "serve_config.hpp"
 
 #include <openssl/crypto.h>
@@ -12,10 +13,8 @@
 #include <charconv>
 #include <cstring>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
-#include <toml++/toml.h>
 
+#include "hotline/toml_reader.hpp"
 #include "hotline/util.hpp"
 
 namespace hotline {
@@ -27,7 +26,8 @@ std::string ListenAddress::to_string() const {
 }
 
 Result<ListenAddress> parse_listen_address(std::string_view s) {
-    const std::string hint = "use ADDRESS:PORT, e.g. 127.0.0.1:9464 or [::1]:9464";
+    const std::string hint = fmt::format("use ADDRESS:PORT, e.g. {}:{} or [::1]:{}", daemon::kDefaultListenHost,
+                                         daemon::kDefaultListenPort, daemon::kDefaultListenPort);
     ListenAddress a;
     std::string_view port;
     if (!s.empty() && s.front() == '[') {
@@ -48,7 +48,8 @@ Result<ListenAddress> parse_listen_address(std::string_view s) {
     }
     if (a.host.empty())
         return make_error(fmt::format("listen address \"{}\" has no host", s), EINVAL,
-                          "name the interface, e.g. 127.0.0.1:9464 (0.0.0.0 exposes it to the network)");
+                          fmt::format("name the interface, e.g. {}:{} (0.0.0.0 exposes it to the network)",
+                                      daemon::kDefaultListenHost, daemon::kDefaultListenPort));
     int p = -1;
     auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
     if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || p < 0 || p > 65535)
@@ -60,142 +61,180 @@ Result<ListenAddress> parse_listen_address(std::string_view s) {
 // ------------------------------------------------------------ config
 namespace {
 
-class Checker {
-public:
-    explicit Checker(std::string source) : source_(std::move(source)) {}
-
-    void error(const toml::source_region& where, const std::string& msg) {
-        errors_.push_back({where.begin.line, fmt::format("{}, line {}: {}", source_, where.begin.line, msg)});
-    }
-    bool ok() const { return errors_.empty(); }
-    // Tables iterate in key order; report in file order.
-    Error result() {
-        std::stable_sort(errors_.begin(), errors_.end(), [](auto& a, auto& b) { return a.first < b.first; });
-        std::string all;
-        for (const auto& e : errors_) all += (all.empty() ? "" : "\n") + e.second;
-        return make_error(all, EINVAL);
-    }
-
-    std::optional<std::string> string(std::string_view path, const toml::node& v) {
-        if (auto* s = v.as_string()) return s->get();
-        error(v.source(), fmt::format("{} must be a string", path));
-        return std::nullopt;
-    }
-    std::optional<bool> boolean(std::string_view path, const toml::node& v) {
-        if (auto* b = v.as_boolean()) return b->get();
-        error(v.source(), fmt::format("{} must be true or false", path));
-        return std::nullopt;
-    }
-    std::optional<std::int64_t> integer(std::string_view path, const toml::node& v, std::int64_t lo,
-                                        std::int64_t hi) {
-        auto* i = v.as_integer();
-        if (!i) {
-            error(v.source(), fmt::format("{} must be an integer in {}..{}", path, lo, hi));
-            return std::nullopt;
-        }
-        if (i->get() < lo || i->get() > hi) {
-            error(v.source(), fmt::format("{} = {} is out of range {}..{}", path, i->get(), lo, hi));
-            return std::nullopt;
-        }
-        return i->get();
-    }
-    // "5s", "250ms" or a number of seconds.
-    std::optional<double> duration(std::string_view path, const toml::node& v, double lo, double hi) {
-        double secs = 0;
-        if (auto* s = v.as_string()) {
-            auto d = parse_duration(s->get());
-            if (!d) {
-                error(v.source(), fmt::format("{}: {}", path, d.error().message()));
-                return std::nullopt;
-            }
-            secs = *d;
-        } else if (auto* i = v.as_integer()) {
-            secs = double(i->get());
-        } else if (auto* f = v.as_floating_point()) {
-            secs = f->get();
-        } else {
-            error(v.source(), fmt::format("{} must be a duration such as \"5s\" or \"250ms\"", path));
-            return std::nullopt;
-        }
-        if (!(secs >= lo && secs <= hi)) {
-            error(v.source(), fmt::format("{} must be between {}s and {}s", path, lo, hi));
-            return std::nullopt;
-        }
-        return secs;
-    }
-
-    // Visits a table's keys, reporting the ones not in `known`.
-    template <class Fn>
-    void table(std::string_view path, const toml::node& v, std::initializer_list<std::string_view> known, Fn fn) {
-        auto* t = v.as_table();
-        if (!t) {
-            error(v.source(), fmt::format("{} must be a table ([{}])", path, path));
-            return;
-        }
-        for (auto&& [k, node] : *t) {
-            bool found = false;
-            for (auto n : known) found |= k.str() == n;
-            if (!found) {
-                std::string list;
-                for (auto n : known) list += (list.empty() ? "" : ", ") + std::string(n);
-                error(k.source(), fmt::format("unknown key \"{}\" in [{}]; known keys: {}", k.str(), path, list));
-                continue;
-            }
-            fn(k.str(), node);
-        }
-    }
-
-private:
-    std::string source_;
-    std::vector<std::pair<toml::source_index, std::string>> errors_;
+// One reading of a file: the values so far, and what the checks across
+// sections need to know about it.
+struct Reading {
+    TomlErrors errs;
+    ServeConfig cfg;
+    struct NamedTarget {
+        const TomlValue* node;
+        std::string name;
+        std::optional<Mechanism> mech;
+    };
+    std::vector<NamedTarget> named;
+    const TomlValue* tls_table = nullptr;
+    const TomlValue* auth_table = nullptr;
 };
 
-struct NamedTarget {
-    const toml::node* node;
-    std::string name;
-    std::optional<Mechanism> mech;
-};
-
-// In file order, so "already configured on line N" points upwards.
-void add_targets(Checker& c, ServeConfig& cfg, std::vector<NamedTarget> named) {
-    std::stable_sort(named.begin(), named.end(),
-                     [](auto& a, auto& b) { return a.node->source().begin.line < b.node->source().begin.line; });
-    for (auto& n : named) {
-        int line = int(n.node->source().begin.line);
-        if (!find_target(n.name)) {
-            c.error(n.node->source(),
-                    fmt::format("unknown target \"{}\"; valid targets: {}", n.name, builtin_target_names()));
-            continue;
+// "5s", "250ms" or a number of seconds.
+std::optional<double> duration(TomlErrors& errs, std::string_view path, const TomlValue& v, double lo, double hi) {
+    double secs = 0;
+    if (v.kind == TomlValue::Kind::kString) {
+        auto d = parse_duration(v.string);
+        if (!d) {
+            errs.add(v.line, fmt::format("{}: {}", path, d.error().message()));
+            return std::nullopt;
         }
-        auto dup = std::find_if(cfg.targets.begin(), cfg.targets.end(), [&](auto& t) { return t.name == n.name; });
-        if (dup != cfg.targets.end()) {
-            c.error(n.node->source(),
-                    fmt::format("target \"{}\" is already configured on line {}", n.name, dup->line));
-            continue;
-        }
-        cfg.targets.push_back({n.name, n.mech, line});
+        secs = *d;
+    } else if (v.kind == TomlValue::Kind::kInteger) {
+        secs = double(v.integer);
+    } else if (v.kind == TomlValue::Kind::kFloat) {
+        secs = v.floating;
+    } else {
+        errs.add(v.line, fmt::format("{} must be a duration such as \"5s\" or \"250ms\"", path));
+        return std::nullopt;
     }
+    if (!(secs >= lo && secs <= hi)) {
+        errs.add(v.line, fmt::format("{} must be between {}s and {}s", path, lo, hi));
+        return std::nullopt;
+    }
+    return secs;
 }
 
-std::optional<Mechanism> parse_mech(Checker& c, const toml::node& v, bool& ok) {
-    ok = false;
-    auto s = c.string("mechanism", v);
-    if (!s) return std::nullopt;
-    if (*s == "auto") {
-        ok = true;
-        return std::nullopt;
+// Calls fn(key, value) for each known key of section [path]; the rest are errors.
+template <class Fn>
+void each_key(TomlErrors& errs, std::string_view path, const TomlValue& v,
+              std::initializer_list<std::string_view> known, Fn fn) {
+    if (!v.is_table()) {
+        errs.add(v.line, fmt::format("{} must be a table ([{}])", path, path));
+        return;
     }
+    errs.only_keys(v, known, fmt::format("[{}]", path));
+    for (const auto& m : v.members)
+        if (std::find(known.begin(), known.end(), m.key) != known.end()) fn(std::string_view(m.key), m.value);
+}
+
+void read_listen(Reading& r, const TomlValue& v) {
+    auto s = r.errs.string(v, "listen");
+    if (!s) return;
+    auto a = parse_listen_address(*s);
+    if (a) r.cfg.listen = *a;
+    else r.errs.add(v.line, a.error().message());
+}
+
+void read_strict(Reading& r, const TomlValue& v) {
+    if (auto b = r.errs.boolean(v, "strict")) r.cfg.strict = *b;
+}
+
+void read_target_list(Reading& r, const TomlValue& v) {
+    if (!v.is_array()) {
+        r.errs.add(v.line, "targets must be a list of target names, e.g. [\"dst_release\"]");
+        return;
+    }
+    for (const auto& el : v.items)
+        if (auto s = r.errs.string(el, "targets[]")) r.named.push_back({&el, *s, std::nullopt});
+}
+
+// nullopt with no error: "auto", the planner's choice.
+std::optional<Mechanism> read_mechanism(TomlErrors& errs, const TomlValue& v, bool& ok) {
+    ok = false;
+    auto s = errs.string(v, "mechanism");
+    if (!s) return std::nullopt;
+    ok = *s == "auto";
+    if (ok) return std::nullopt;
     auto m = parse_mechanism(*s);
     if (!m) {
-        c.error(v.source(),
-                fmt::format("unknown mechanism \"{}\"; use auto, fentry, kprobe, tracepoint or sampling", *s));
+        errs.add(v.line, fmt::format("unknown mechanism \"{}\"; use auto, fentry, kprobe, tracepoint or sampling", *s));
         return std::nullopt;
     }
     ok = true;
     return m;
 }
 
-bool readable(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+void read_target_tables(Reading& r, const TomlValue& v) {
+    if (!v.is_array_of_tables()) {
+        r.errs.add(v.line, "target must be given as [[target]] tables with name = \"...\"");
+        return;
+    }
+    for (const auto& el : v.items) {
+        const TomlValue* name = nullptr;
+        std::optional<Mechanism> mech;
+        bool mech_ok = true;
+        each_key(r.errs, "target", el, {"name", "mechanism"}, [&](std::string_view k, const TomlValue& tv) {
+            if (k == "name") name = &tv;
+            else mech = read_mechanism(r.errs, tv, mech_ok);
+        });
+        if (!name) {
+            r.errs.add(el.line, "[[target]] needs name = \"<kernel function>\"");
+            continue;
+        }
+        if (auto s = r.errs.string(*name, "target.name"); s && mech_ok) r.named.push_back({name, *s, mech});
+    }
+}
+
+void read_probe(Reading& r, const TomlValue& v) {
+    SessionOptions& p = r.cfg.probe;
+    each_key(r.errs, "probe", v, {"latency", "sample_freq", "handoffs", "handoff_sample"},
+             [&](std::string_view k, const TomlValue& pv) {
+                 std::string path = fmt::format("probe.{}", k);
+                 if (k == "latency") {
+                     if (auto b = r.errs.boolean(pv, path)) p.latency = *b;
+                 } else if (k == "handoffs") {
+                     if (auto b = r.errs.boolean(pv, path)) p.handoffs = *b;
+                 } else if (k == "sample_freq") {
+                     if (auto i = r.errs.integer(pv, path, 1, 100000)) p.sample_freq = int(*i);
+                 } else if (auto i = r.errs.integer(pv, path, 1, 1 << 20)) {
+                     p.handoff_sample = int(*i);
+                 }
+             });
+}
+
+void read_metrics(Reading& r, const TomlValue& v) {
+    each_key(r.errs, "metrics", v, {"per_cpu", "max_series"}, [&](std::string_view k, const TomlValue& mv) {
+        std::string path = fmt::format("metrics.{}", k);
+        if (k == "per_cpu") {
+            if (auto b = r.errs.boolean(mv, path)) r.cfg.metrics.per_cpu = *b;
+        } else if (auto i = r.errs.integer(mv, path, 1, 10'000'000)) {
+            r.cfg.metrics.max_series = std::size_t(*i);
+        }
+    });
+}
+
+void read_http(Reading& r, const TomlValue& v) {
+    HttpLimits& h = r.cfg.http;
+    each_key(r.errs, "http", v,
+             {"max_concurrent", "max_queued", "read_timeout", "write_timeout", "keep_alive_timeout",
+              "max_request_bytes"},
+             [&](std::string_view k, const TomlValue& hv) {
+                 std::string path = fmt::format("http.{}", k);
+                 if (k == "max_concurrent") {
+                     if (auto i = r.errs.integer(hv, path, 1, 256)) h.workers = int(*i);
+                 } else if (k == "max_queued") {
+                     if (auto i = r.errs.integer(hv, path, 0, 4096)) h.queued = int(*i);
+                 } else if (k == "read_timeout") {
+                     if (auto d = duration(r.errs, path, hv, 0.01, 3600)) h.read_timeout = *d;
+                 } else if (k == "write_timeout") {
+                     if (auto d = duration(r.errs, path, hv, 0.01, 3600)) h.write_timeout = *d;
+                 } else if (k == "keep_alive_timeout") {
+                     if (auto d = duration(r.errs, path, hv, 0, 3600)) h.keep_alive_timeout = *d;
+                 } else if (auto i = r.errs.integer(hv, path, 1024, 1 << 20)) {
+                     h.max_request_bytes = std::size_t(*i);
+                 }
+             });
+}
+
+void read_tls(Reading& r, const TomlValue& v) {
+    r.tls_table = &v;
+    each_key(r.errs, "tls", v, {"cert", "key"}, [&](std::string_view k, const TomlValue& tv) {
+        auto s = r.errs.string(tv, fmt::format("tls.{}", k));
+        if (!s) return;
+        if (access(s->c_str(), R_OK) != 0) {
+            r.errs.add(tv.line, fmt::format("tls.{} \"{}\" cannot be read: {}", k, *s, std::strerror(errno)));
+            return;
+        }
+        (k == "cert" ? r.cfg.tls_cert : r.cfg.tls_key) = *s;
+    });
+}
 
 bool is_hex_digest(std::string_view s) {
     if (s.size() != 64) return false;
@@ -204,166 +243,102 @@ bool is_hex_digest(std::string_view s) {
     return true;
 }
 
+void read_basic_auth(Reading& r, const TomlValue& v) {
+    r.auth_table = &v;
+    each_key(r.errs, "basic_auth", v, {"username", "password_sha256"}, [&](std::string_view k, const TomlValue& av) {
+        auto s = r.errs.string(av, fmt::format("basic_auth.{}", k));
+        if (!s) return;
+        if (k == "username") {
+            if (s->empty() || s->find(':') != std::string::npos)
+                r.errs.add(av.line, "basic_auth.username must be non-empty and contain no ':'");
+            else
+                r.cfg.auth_username = *s;
+        } else if (!is_hex_digest(*s)) {
+            r.errs.add(av.line, "basic_auth.password_sha256 must be 64 lower-case hex digits: "
+                                "printf %s 'PASSWORD' | sha256sum");
+        } else {
+            r.cfg.auth_password_sha256 = *s;
+        }
+    });
+}
+
+// The file's top level: one entry per key.
+struct Section {
+    std::string_view key;
+    void (*read)(Reading&, const TomlValue&);
+};
+constexpr Section kSections[] = {
+    {.key = "listen", .read = read_listen},
+    {.key = "strict", .read = read_strict},
+    {.key = "targets", .read = read_target_list},
+    {.key = "target", .read = read_target_tables},
+    {.key = "probe", .read = read_probe},
+    {.key = "metrics", .read = read_metrics},
+    {.key = "http", .read = read_http},
+    {.key = "tls", .read = read_tls},
+    {.key = "basic_auth", .read = read_basic_auth},
+};
+
+// In file order, so "already configured on line N" points upwards.
+void add_targets(Reading& r) {
+    auto named = std::move(r.named);
+    std::stable_sort(named.begin(), named.end(), [](auto& a, auto& b) { return a.node->line < b.node->line; });
+    for (auto& n : named) {
+        if (!find_target(n.name)) {
+            r.errs.add(n.node->line,
+                       fmt::format("unknown target \"{}\"; valid targets: {}", n.name, builtin_target_names()));
+            continue;
+        }
+        auto& targets = r.cfg.targets;
+        auto dup = std::find_if(targets.begin(), targets.end(), [&](auto& t) { return t.name == n.name; });
+        if (dup != targets.end()) {
+            r.errs.add(n.node->line, fmt::format("target \"{}\" is already configured on line {}", n.name, dup->line));
+            continue;
+        }
+        targets.push_back({n.name, n.mech, n.node->line});
+    }
+}
+
+// Pairs that must come together; said only when nothing else is wrong, since a
+// refused half (an unreadable file) already has its error.
+void check_pairs(Reading& r) {
+    if (!r.errs.ok()) return;
+    if (r.tls_table && (r.cfg.tls_cert.empty() || r.cfg.tls_key.empty()))
+        r.errs.add(r.tls_table->line, "[tls] needs both cert and key");
+    if (r.errs.ok() && r.auth_table && (r.cfg.auth_username.empty() || r.cfg.auth_password_sha256.empty()))
+        r.errs.add(r.auth_table->line, "[basic_auth] needs both username and password_sha256");
+}
+
 }  // namespace
 
 Result<ServeConfig> parse_serve_config(std::string_view text, const std::string& source) {
-    toml::table root;
-    try {
-        root = toml::parse(text, source);
-    } catch (const toml::parse_error& e) {
-        return make_error(fmt::format("{}, line {}: {}", source, e.source().begin.line, e.description()),
-                          EINVAL, "the file is not valid TOML");
+    auto doc = parse_toml(text, source);
+    if (!doc) return doc.error();
+    Reading r{TomlErrors(source), {}, {}};
+    r.cfg.source = source;
+    for (const auto& m : doc->members) {
+        auto s = std::find_if(std::begin(kSections), std::end(kSections), [&](auto& e) { return e.key == m.key; });
+        if (s != std::end(kSections))
+            s->read(r, m.value);
+        else
+            r.errs.add(m.line, fmt::format("unknown key \"{}\"; known: listen, strict, targets, [[target]], "
+                                           "[probe], [metrics], [http], [tls], [basic_auth]",
+                                           m.key));
     }
-    Checker c(source);
-    ServeConfig cfg;
-    cfg.source = source;
-    const toml::node* tls_cert = nullptr;
-    const toml::node* tls_key = nullptr;
-    const toml::node* auth_user = nullptr;
-    const toml::node* auth_hash = nullptr;
-    const toml::node* tls_table = nullptr;
-    const toml::node* auth_table = nullptr;
-    std::vector<NamedTarget> named;
-
-    for (auto&& [k, v] : root) {
-        std::string_view key = k.str();
-        if (key == "listen") {
-            if (auto s = c.string("listen", v)) {
-                auto a = parse_listen_address(*s);
-                if (a) cfg.listen = *a;
-                else c.error(v.source(), a.error().message());
-            }
-        } else if (key == "strict") {
-            if (auto b = c.boolean("strict", v)) cfg.strict = *b;
-        } else if (key == "targets") {
-            auto* arr = v.as_array();
-            if (!arr) {
-                c.error(v.source(), "targets must be a list of target names, e.g. [\"dst_release\"]");
-                continue;
-            }
-            for (const auto& el : *arr)
-                if (auto s = c.string("targets[]", el)) named.push_back({&el, *s, std::nullopt});
-        } else if (key == "target") {
-            auto* arr = v.as_array();
-            if (!arr || !arr->is_array_of_tables()) {
-                c.error(v.source(), "target must be given as [[target]] tables with name = \"...\"");
-                continue;
-            }
-            for (const auto& el : *arr) {
-                const toml::node* name = nullptr;
-                std::optional<Mechanism> mech;
-                bool mech_ok = true;
-                c.table("target", el, {"name", "mechanism"}, [&](std::string_view tk, const toml::node& tv) {
-                    if (tk == "name") name = &tv;
-                    else mech = parse_mech(c, tv, mech_ok);
-                });
-                if (!name) {
-                    c.error(el.source(), "[[target]] needs name = \"<kernel function>\"");
-                    continue;
-                }
-                if (auto s = c.string("target.name", *name); s && mech_ok) named.push_back({name, *s, mech});
-            }
-        } else if (key == "probe") {
-            c.table("probe", v, {"latency", "sample_freq", "handoffs", "handoff_sample"}, [&](std::string_view pk, const toml::node& pv) {
-                if (pk == "latency") {
-                    if (auto b = c.boolean("probe.latency", pv)) cfg.latency = *b;
-                } else if (pk == "handoffs") {
-                    if (auto b = c.boolean("probe.handoffs", pv)) cfg.handoffs = *b;
-                } else if (pk == "sample_freq") {
-                    if (auto i = c.integer("probe.sample_freq", pv, 1, 100000)) cfg.sample_freq = int(*i);
-                } else if (auto i = c.integer("probe.handoff_sample", pv, 1, 1 << 20)) {
-                    cfg.handoff_sample = int(*i);
-                }
-            });
-        } else if (key == "metrics") {
-            c.table("metrics", v, {"per_cpu", "max_series"}, [&](std::string_view mk, const toml::node& mv) {
-                if (mk == "per_cpu") {
-                    if (auto b = c.boolean("metrics.per_cpu", mv)) cfg.per_cpu = *b;
-                } else if (auto i = c.integer("metrics.max_series", mv, 1, 10'000'000)) {
-                    cfg.max_series = std::size_t(*i);
-                }
-            });
-        } else if (key == "http") {
-            c.table("http", v,
-                    {"max_concurrent", "max_queued", "read_timeout", "write_timeout", "keep_alive_timeout",
-                     "max_request_bytes"},
-                    [&](std::string_view hk, const toml::node& hv) {
-                        std::string path = "http." + std::string(hk);
-                        if (hk == "max_concurrent") {
-                            if (auto i = c.integer(path, hv, 1, 256)) cfg.max_concurrent = int(*i);
-                        } else if (hk == "max_queued") {
-                            if (auto i = c.integer(path, hv, 0, 4096)) cfg.max_queued = int(*i);
-                        } else if (hk == "read_timeout") {
-                            if (auto d = c.duration(path, hv, 0.01, 3600)) cfg.read_timeout = *d;
-                        } else if (hk == "write_timeout") {
-                            if (auto d = c.duration(path, hv, 0.01, 3600)) cfg.write_timeout = *d;
-                        } else if (hk == "keep_alive_timeout") {
-                            if (auto d = c.duration(path, hv, 0, 3600)) cfg.keep_alive_timeout = *d;
-                        } else if (auto i = c.integer(path, hv, 1024, 1 << 20)) {
-                            cfg.max_request_bytes = std::size_t(*i);
-                        }
-                    });
-        } else if (key == "tls") {
-            tls_table = &v;
-            c.table("tls", v, {"cert", "key"}, [&](std::string_view tk, const toml::node& tv) {
-                auto s = c.string("tls." + std::string(tk), tv);
-                if (!s) return;
-                if (!readable(*s)) {
-                    c.error(tv.source(), fmt::format("tls.{} \"{}\" cannot be read: {}", tk, *s, std::strerror(errno)));
-                    return;
-                }
-                if (tk == "cert") {
-                    cfg.tls_cert = *s;
-                    tls_cert = &tv;
-                } else {
-                    cfg.tls_key = *s;
-                    tls_key = &tv;
-                }
-            });
-        } else if (key == "basic_auth") {
-            auth_table = &v;
-            c.table("basic_auth", v, {"username", "password_sha256"}, [&](std::string_view ak, const toml::node& av) {
-                auto s = c.string("basic_auth." + std::string(ak), av);
-                if (!s) return;
-                if (ak == "username") {
-                    if (s->empty() || s->find(':') != std::string::npos) {
-                        c.error(av.source(), "basic_auth.username must be non-empty and contain no ':'");
-                        return;
-                    }
-                    cfg.auth_username = *s;
-                    auth_user = &av;
-                } else {
-                    if (!is_hex_digest(*s)) {
-                        c.error(av.source(),
-                                "basic_auth.password_sha256 must be 64 lower-case hex digits: "
-                                "printf %s 'PASSWORD' | sha256sum");
-                        return;
-                    }
-                    cfg.auth_password_sha256 = *s;
-                    auth_hash = &av;
-                }
-            });
-        } else {
-            c.error(k.source(), fmt::format("unknown key \"{}\"; known: listen, strict, targets, [[target]], "
-                                            "[probe], [metrics], [http], [tls], [basic_auth]",
-                                            key));
-        }
-    }
-    add_targets(c, cfg, std::move(named));
-    if (tls_table && c.ok() && (!tls_cert || !tls_key))
-        c.error(tls_table->source(), "[tls] needs both cert and key");
-    if (auth_table && c.ok() && (!auth_user || !auth_hash))
-        c.error(auth_table->source(), "[basic_auth] needs both username and password_sha256");
-    if (!c.ok()) return c.result();
-    return cfg;
+    add_targets(r);
+    check_pairs(r);
+    if (!r.errs.ok()) return r.errs.error();
+    return std::move(r.cfg);
 }
 
 Result<ServeConfig> load_serve_config(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return make_error("cannot open config file " + path, errno, "check the path given to --config");
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return parse_serve_config(ss.str(), path);
+    auto text = read_file(path);
+    if (!text) {
+        Error e = text.error();
+        e.hint = "check the path given to --config";
+        return e;
+    }
+    return parse_serve_config(*text, path);
 }
 
 // ------------------------------------------------------------ basic auth
@@ -383,9 +358,7 @@ bool check_basic_auth(std::string_view authorization, std::string_view username,
     for (std::size_t i = 0; i < kScheme.size() - 1; ++i)
         if (std::tolower(static_cast<unsigned char>(authorization[i])) != "basic"[i]) return false;
     if (authorization[kScheme.size() - 1] != ' ') return false;
-    std::string_view b64 = authorization.substr(kScheme.size());
-    while (!b64.empty() && b64.front() == ' ') b64.remove_prefix(1);
-    while (!b64.empty() && b64.back() == ' ') b64.remove_suffix(1);
+    std::string_view b64 = trim(authorization.substr(kScheme.size()));
     if (b64.empty() || b64.size() % 4 != 0) return false;
     std::string raw(b64.size() / 4 * 3, '\0');
     int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(raw.data()),

@@ -8,8 +8,11 @@
 #include <string_view>
 #include <vector>
 
-#include "hotline/targets.hpp"
+#include "hotline/prometheus.hpp"
 #include "hotline/result.hpp"
+#include "hotline/serve.hpp"
+#include "hotline/session.hpp"
+#include "hotline/targets.hpp"
 
 namespace hotline {
 
@@ -27,31 +30,26 @@ struct ServeTarget {
     int line = 0;                        // where the config named it (0: default)
 };
 
-inline constexpr const char* kDefaultListen = "127.0.0.1:9464";
+// The HTTP server's limits ([http] in the file).
+struct HttpLimits {
+    int workers = 4;                // requests served at once (max_concurrent)
+    int queued = 16;                // accepted connections waiting for a worker; beyond: 503 (max_queued)
+    double read_timeout = 5;        // whole request (line, headers, body) must arrive in this
+    double write_timeout = 10;      // whole response must leave in this
+    double keep_alive_timeout = 5;  // idle wait for the next request on a connection
+    std::size_t max_request_bytes = 8192;  // request line + headers + body
+    int max_requests_per_connection = 100;
+};
 
 struct ServeConfig {
     std::string source = "(defaults)";  // file the values came from
-    ListenAddress listen{"127.0.0.1", 9464};
+    ListenAddress listen{daemon::kDefaultListenHost, daemon::kDefaultListenPort};
     bool strict = false;
     std::vector<ServeTarget> targets;  // empty: every built-in target
 
-    // [probe]
-    bool latency = true;
-    int sample_freq = 999;
-    bool handoffs = true;    // track object handoffs where the target has an object
-    int handoff_sample = 1;  // track one object in N for handoffs (1: every object)
-
-    // [metrics]
-    bool per_cpu = false;
-    std::size_t max_series = 10000;
-
-    // [http]
-    int max_concurrent = 4;  // requests served at once (worker threads)
-    int max_queued = 16;     // connections waiting for a worker; beyond: 503
-    double read_timeout = 5;
-    double write_timeout = 10;
-    double keep_alive_timeout = 5;
-    std::size_t max_request_bytes = 8192;  // request line + headers + body
+    SessionOptions probe;  // [probe]: latency, sample_freq, handoffs, handoff_sample
+    PromOptions metrics;   // [metrics]: per_cpu, max_series
+    HttpLimits http;       // [http]
 
     // [tls]
     std::string tls_cert;
@@ -65,7 +63,7 @@ struct ServeConfig {
     bool auth() const { return !auth_username.empty(); }
 };
 
-// Parses and validates; `source` names the file in errors ("serve.toml, line 7: ...").
+// Parses and validates; `source` names the file in errors ("serve.toml:7: ...").
 Result<ServeConfig> parse_serve_config(std::string_view text, const std::string& source);
 Result<ServeConfig> load_serve_config(const std::string& path);
 

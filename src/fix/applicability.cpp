@@ -138,73 +138,84 @@ Applicability check_applicability(const FixDef& fix, const KernelFacts& facts) {
     return a;
 }
 
+namespace {
+
+// A sysctl or sysfs change: one write per namespace for netns scope.
+Status plan_knob(const FixDef& fix, const Change& c, const ApplyTarget& target, ChangePlan& plan) {
+    KnobKind kk = c.kind == ChangeKind::kSysctl ? KnobKind::kSysctl : KnobKind::kSysfs;
+    if (auto rel = knob_relpath(kk, c.knob); !rel) return rel.error();
+    KnobWrite w;
+    w.kind = kk;
+    w.name = c.knob;
+    w.value = c.value;
+    w.scope = c.scope;
+    w.fix = fix.name;
+    if (c.scope == Scope::kGlobal && !target.allow_global)
+        return make_error(fmt::format("fix {} changes {} for the whole machine", fix.name, c.knob), EPERM,
+                          "add --allow-global to permit machine-wide changes");
+    if (c.scope == Scope::kNetns && target.netns.empty() && !target.allow_global)
+        return make_error(fmt::format("fix {} changes {} per network namespace, and no namespace was given",
+                                      fix.name, c.knob),
+                          EPERM,
+                          "give the scenario's namespace (--netns NAME), or --allow-global to change "
+                          "the host's own namespace");
+    if (c.scope == Scope::kGlobal || target.netns.empty()) {
+        plan.writes.push_back(w);
+        return ok_status();
+    }
+    for (auto& ns : target.netns) {
+        w.netns = ns;
+        plan.writes.push_back(w);
+    }
+    return ok_status();
+}
+
+Status plan_irq_affinity(const FixDef& fix, const Change& c, const ApplyTarget& target, ChangePlan& plan) {
+    if (target.irqs.empty()) {
+        if (!c.optional)
+            return make_error(fmt::format("fix {} pins device IRQs, but the scenario has none", fix.name), EINVAL);
+        plan.notes.push_back("IRQ affinity: the scenario's devices have no IRQs (veth); nothing to pin");
+        return ok_status();
+    }
+    if (target.node_cpus.empty())
+        return make_error(fmt::format("fix {} needs the CPUs of the node to confine to", fix.name), EINVAL);
+    if (!target.allow_global)
+        return make_error(fmt::format("fix {} changes IRQ affinity, which is machine-wide", fix.name), EPERM,
+                          "add --allow-global to permit machine-wide changes");
+    for (int irq : target.irqs) {
+        KnobWrite w;
+        w.kind = KnobKind::kIrqAffinity;
+        w.name = std::to_string(irq);
+        w.value = format_cpulist(target.node_cpus);
+        w.scope = Scope::kGlobal;
+        w.fix = fix.name;
+        plan.writes.push_back(w);
+    }
+    return ok_status();
+}
+
+Status plan_placement(const FixDef& fix, const ApplyTarget& target, ChangePlan& plan) {
+    if (target.node_cpus.empty())
+        return make_error(fmt::format("fix {} confines the scenario to one node, but no node CPUs were given", fix.name),
+                          EINVAL);
+    plan.placement = Placement{target.node_cpus,
+                               fmt::format("the scenario runs on CPUs {} (one node)", format_cpulist(target.node_cpus))};
+    return ok_status();
+}
+
+}  // namespace
+
 Result<ChangePlan> plan_changes(const FixDef& fix, const ApplyTarget& target) {
     ChangePlan plan;
     for (auto& c : fix.changes) {
+        Status st = ok_status();
         switch (c.kind) {
         case ChangeKind::kSysctl:
-        case ChangeKind::kSysfs: {
-            KnobKind kk = c.kind == ChangeKind::kSysctl ? KnobKind::kSysctl : KnobKind::kSysfs;
-            if (auto rel = knob_relpath(kk, c.knob); !rel) return rel.error();
-            KnobWrite w;
-            w.kind = kk;
-            w.name = c.knob;
-            w.value = c.value;
-            w.scope = c.scope;
-            w.fix = fix.name;
-            if (c.scope == Scope::kGlobal) {
-                if (!target.allow_global)
-                    return make_error(fmt::format("fix {} changes {} for the whole machine", fix.name, c.knob), EPERM,
-                                      "add --allow-global to permit machine-wide changes");
-                plan.writes.push_back(w);
-            } else if (target.netns.empty()) {
-                if (!target.allow_global)
-                    return make_error(fmt::format("fix {} changes {} per network namespace, and no namespace was given",
-                                                  fix.name, c.knob),
-                                      EPERM,
-                                      "give the scenario's namespace (--netns NAME), or --allow-global to change "
-                                      "the host's own namespace");
-                plan.writes.push_back(w);
-            } else {
-                for (auto& ns : target.netns) {
-                    w.netns = ns;
-                    plan.writes.push_back(w);
-                }
-            }
-            break;
+        case ChangeKind::kSysfs: st = plan_knob(fix, c, target, plan); break;
+        case ChangeKind::kIrqAffinity: st = plan_irq_affinity(fix, c, target, plan); break;
+        case ChangeKind::kCpuPlacement: st = plan_placement(fix, target, plan); break;
         }
-        case ChangeKind::kIrqAffinity: {
-            if (target.irqs.empty()) {
-                if (!c.optional)
-                    return make_error(fmt::format("fix {} pins device IRQs, but the scenario has none", fix.name), EINVAL);
-                plan.notes.push_back("IRQ affinity: the scenario's devices have no IRQs (veth); nothing to pin");
-                break;
-            }
-            if (target.node_cpus.empty())
-                return make_error(fmt::format("fix {} needs the CPUs of the node to confine to", fix.name), EINVAL);
-            if (!target.allow_global)
-                return make_error(fmt::format("fix {} changes IRQ affinity, which is machine-wide", fix.name), EPERM,
-                                  "add --allow-global to permit machine-wide changes");
-            for (int irq : target.irqs) {
-                KnobWrite w;
-                w.kind = KnobKind::kIrqAffinity;
-                w.name = std::to_string(irq);
-                w.value = format_cpulist(target.node_cpus);
-                w.scope = Scope::kGlobal;
-                w.fix = fix.name;
-                plan.writes.push_back(w);
-            }
-            break;
-        }
-        case ChangeKind::kCpuPlacement:
-            if (target.node_cpus.empty())
-                return make_error(fmt::format("fix {} confines the scenario to one node, but no node CPUs were given",
-                                              fix.name),
-                                  EINVAL);
-            plan.placement = Placement{target.node_cpus,
-                                       fmt::format("the scenario runs on CPUs {} (one node)", format_cpulist(target.node_cpus))};
-            break;
-        }
+        if (!st) return st.error();
     }
     return plan;
 }

@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
-#include <toml++/toml.h>
 
 #include "hotline/fix.hpp"
+#include "hotline/toml_reader.hpp"
+#include "hotline/util.hpp"
 
 namespace hotline {
 
@@ -56,57 +55,56 @@ std::string Change::describe() const {
 
 namespace {
 
+// Every error is recorded in `errs` (the one list the caller reports); the
+// Error a parse step returns only stops that step.  A table with an error is
+// left out and the next one is read, so one run reports an error per table.
 class Parser {
 public:
-    explicit Parser(std::string source) : source_(std::move(source)) {}
+    explicit Parser(TomlErrors& errs) : errs_(errs) {}
 
-    Result<std::vector<FixDef>> run(std::string_view text);
+    std::vector<FixDef> run(const TomlValue& doc);
 
 private:
-    std::string source_;
+    TomlErrors& errs_;
 
-    std::string where(const toml::source_region& r) const {
-        return fmt::format("{}:{}", source_, r.begin.line);
-    }
-    Error err(const toml::node& n, const std::string& msg, const std::string& hint = {}) const {
-        return make_error(where(n.source()) + ": " + msg, EINVAL, hint);
-    }
-    Error err(const toml::key& k, const std::string& msg, const std::string& hint = {}) const {
-        return make_error(where(k.source()) + ": " + msg, EINVAL, hint);
+    std::string where(const TomlValue& t) const { return errs_.where(t.line); }
+    Error err(const TomlValue& n, const std::string& msg, const std::string& hint = {}) const {
+        errs_.add(n.line, msg, hint);
+        return make_error(msg, EINVAL);
     }
 
     // Unknown keys are typos more often than not: refuse them, naming the valid ones.
-    Status only_keys(const toml::table& t, std::initializer_list<std::string_view> allowed,
+    Status only_keys(const TomlValue& t, std::initializer_list<std::string_view> allowed,
                      const std::string& what) const {
-        for (auto&& [k, v] : t) {
-            if (std::find(allowed.begin(), allowed.end(), k.str()) != allowed.end()) continue;
-            std::string list;
-            for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-            return err(k, fmt::format("unknown key \"{}\" in {}", k.str(), what), "valid keys: " + list);
-        }
-        return ok_status();
+        if (errs_.only_keys(t, allowed, what)) return ok_status();
+        return make_error("unknown keys in " + what, EINVAL);
     }
 
-    Result<std::string> get_string(const toml::table& t, std::string_view key, bool required,
+    Result<std::string> get_string(const TomlValue& t, std::string_view key, bool required,
                                    const std::string& what) const {
-        const toml::node* n = t.get(key);
+        const TomlValue* n = t.get(key);
         if (!n) {
             if (required) return err(t, fmt::format("{} needs \"{}\"", what, key));
             return std::string();
         }
-        if (auto s = n->value<std::string>()) return *s;
-        return err(*n, fmt::format("\"{}\" in {} must be a string", key, what));
+        if (auto s = errs_.string(*n, fmt::format("\"{}\" in {}", key, what))) return *s;
+        return make_error("not a string", EINVAL);
     }
 
-    Result<bool> get_bool(const toml::table& t, std::string_view key, bool def, const std::string& what) const {
-        const toml::node* n = t.get(key);
+    Result<bool> get_bool(const TomlValue& t, std::string_view key, bool def, const std::string& what) const {
+        const TomlValue* n = t.get(key);
         if (!n) return def;
-        if (auto b = n->value<bool>()) return *b;
-        return err(*n, fmt::format("\"{}\" in {} must be true or false", key, what));
+        if (auto b = errs_.boolean(*n, fmt::format("\"{}\" in {}", key, what))) return *b;
+        return make_error("not a boolean", EINVAL);
     }
 
-    Result<double> get_percent(const toml::node& n, std::string_view key, const std::string& what) const {
-        auto s = n.value<std::string>();
+    static std::optional<std::string> string_of(const TomlValue& n) {
+        if (n.kind == TomlValue::Kind::kString) return n.string;
+        return std::nullopt;
+    }
+
+    Result<double> get_percent(const TomlValue& n, std::string_view key, const std::string& what) const {
+        auto s = string_of(n);
         std::string hint = "write a percentage such as \"50%\"";
         if (!s || s->empty() || s->back() != '%')
             return err(n, fmt::format("\"{}\" in {} must be a percentage string", key, what), hint);
@@ -118,15 +116,15 @@ private:
         return v / 100;
     }
 
-    Result<std::vector<std::string>> get_metrics(const toml::table& t, const std::string& what) const {
-        const toml::node* n = t.get("metric");
+    Result<std::vector<std::string>> get_metrics(const TomlValue& t, const std::string& what) const {
+        const TomlValue* n = t.get("metric");
         if (!n) return err(t, what + " needs \"metric\"", "e.g. metric = \"scenario.ops_per_s\"");
         std::vector<std::string> out;
-        if (auto s = n->value<std::string>()) {
+        if (auto s = string_of(*n)) {
             out.push_back(*s);
-        } else if (auto* a = n->as_array()) {
-            for (auto& e : *a) {
-                auto s2 = e.value<std::string>();
+        } else if (n->is_array()) {
+            for (auto& e : n->items) {
+                auto s2 = string_of(e);
                 if (!s2) return err(e, "\"metric\" alternatives must be strings");
                 out.push_back(*s2);
             }
@@ -146,29 +144,34 @@ private:
         return out;
     }
 
-    Result<Check> parse_check(const toml::table& t, const std::string& what) const;
-    Result<Change> parse_change(const toml::table& t) const;
-    Result<Criterion> parse_criterion(const toml::table& t, CriterionKind kind) const;
-    Result<FixDef> parse_fix(const toml::table& t) const;
+    Result<Check> parse_check(const TomlValue& t, const std::string& what) const;
+    Result<Change> parse_change(const TomlValue& t) const;
+    Result<Criterion> parse_criterion(const TomlValue& t, CriterionKind kind) const;
+    Result<FixDef> parse_fix(const TomlValue& t) const;
+    Status parse_fix_header(const TomlValue& t, FixDef& f) const;
+    Result<Reference> parse_reference(const TomlValue& r) const;
+    void parse_fix_tables(const TomlValue& t, FixDef& f) const;
+    Status check_fix_rules(const TomlValue& t, const FixDef& f) const;
 
+    // Reads every [[fix.KEY]] table, the ones after an error too.
     template <class F>
-    Status each_table(const toml::table& fix, std::string_view key, F&& f) const {
-        const toml::node* n = fix.get(key);
+    Status each_table(const TomlValue& fix, std::string_view key, F&& f) const {
+        const TomlValue* n = fix.get(key);
         if (!n) return ok_status();
-        auto* arr = n->as_array();
-        if (!arr || !arr->is_array_of_tables())
+        if (!n->is_array_of_tables())
             return err(*n, fmt::format("\"{}\" must be written as [[fix.{}]] tables", key, key));
-        for (auto& e : *arr)
-            if (auto st = f(*e.as_table()); !st) return st;
-        return ok_status();
+        Status all = ok_status();
+        for (auto& e : n->items)
+            if (auto st = f(e); !st) all = st;
+        return all;
     }
 };
 
-Result<Check> Parser::parse_check(const toml::table& t, const std::string& what) const {
+Result<Check> Parser::parse_check(const TomlValue& t, const std::string& what) const {
     if (auto st = only_keys(t, {"knob", "function", "field", "member_type", "numa_nodes", "present", "why"}, what); !st)
         return st.error();
     Check c;
-    c.source = where(t.source());
+    c.source = where(t);
     int kinds = 0;
     if (t.contains("knob")) {
         ++kinds;
@@ -204,10 +207,10 @@ Result<Check> Parser::parse_check(const toml::table& t, const std::string& what)
     if (t.contains("numa_nodes")) {
         ++kinds;
         c.kind = CheckKind::kNumaNodes;
-        auto v = t.get("numa_nodes")->value<std::int64_t>();
-        if (!v || *v < 1 || *v > 1024)
+        const TomlValue& v = *t.get("numa_nodes");
+        if (v.kind != TomlValue::Kind::kInteger || v.integer < 1 || v.integer > 1024)
             return err(*t.get("numa_nodes"), "\"numa_nodes\" must be a node count such as 2");
-        c.min_nodes = int(*v);
+        c.min_nodes = int(v.integer);
     }
     if (kinds != 1)
         return err(t, what + " needs exactly one of knob, function, field, numa_nodes");
@@ -220,12 +223,12 @@ Result<Check> Parser::parse_check(const toml::table& t, const std::string& what)
     return c;
 }
 
-Result<Change> Parser::parse_change(const toml::table& t) const {
+Result<Change> Parser::parse_change(const TomlValue& t) const {
     const std::string what = "[[fix.change]]";
     if (auto st = only_keys(t, {"sysctl", "sysfs", "irq_affinity", "cpu_placement", "value", "scope", "optional", "note"}, what); !st)
         return st.error();
     Change c;
-    c.source = where(t.source());
+    c.source = where(t);
     int kinds = 0;
     for (auto [key, kind] : {std::pair{"sysctl", ChangeKind::kSysctl}, std::pair{"sysfs", ChangeKind::kSysfs},
                              std::pair{"irq_affinity", ChangeKind::kIrqAffinity},
@@ -248,10 +251,10 @@ Result<Change> Parser::parse_change(const toml::table& t) const {
     }
     if (kinds != 1) return err(t, what + " needs exactly one of sysctl, sysfs, irq_affinity, cpu_placement");
     if (c.kind == ChangeKind::kSysctl || c.kind == ChangeKind::kSysfs) {
-        const toml::node* v = t.get("value");
+        const TomlValue* v = t.get("value");
         if (!v) return err(t, what + " needs \"value\"", "the value to write, e.g. value = \"0\"");
-        if (auto s = v->value<std::string>()) c.value = *s;
-        else if (auto i = v->value<std::int64_t>()) c.value = std::to_string(*i);
+        if (auto s = string_of(*v)) c.value = *s;
+        else if (v->kind == TomlValue::Kind::kInteger) c.value = std::to_string(v->integer);
         else return err(*v, "\"value\" must be a string or an integer");
         for (char ch : c.value)
             if (std::iscntrl(static_cast<unsigned char>(ch)) && ch != '\t')
@@ -260,9 +263,9 @@ Result<Change> Parser::parse_change(const toml::table& t) const {
     } else if (t.contains("value")) {
         return err(*t.get("value"), fmt::format("\"value\" does not go with {}", to_string(c.kind)));
     }
-    const toml::node* s = t.get("scope");
+    const TomlValue* s = t.get("scope");
     if (!s) return err(t, what + " needs \"scope\"", "scope = \"netns\" (the scenario's namespaces only) or \"global\"");
-    auto sv = s->value<std::string>();
+    auto sv = string_of(*s);
     if (!sv || (*sv != "netns" && *sv != "global"))
         return err(*s, "\"scope\" must be \"netns\" or \"global\"");
     c.scope = *sv == "netns" ? Scope::kNetns : Scope::kGlobal;
@@ -277,11 +280,11 @@ Result<Change> Parser::parse_change(const toml::table& t) const {
     return c;
 }
 
-Result<Criterion> Parser::parse_criterion(const toml::table& t, CriterionKind kind) const {
+Result<Criterion> Parser::parse_criterion(const TomlValue& t, CriterionKind kind) const {
     std::string what = fmt::format("[[fix.{}]]", to_string(kind));
     Criterion c;
     c.kind = kind;
-    c.source = where(t.source());
+    c.source = where(t);
     Status keys = kind == CriterionKind::kExpect    ? only_keys(t, {"metric", "down", "up", "exact", "note"}, what)
                   : kind == CriterionKind::kGuardrail ? only_keys(t, {"metric", "better", "max_worse", "note"}, what)
                                                       : only_keys(t, {"metric", "better", "note"}, what);
@@ -290,8 +293,8 @@ Result<Criterion> Parser::parse_criterion(const toml::table& t, CriterionKind ki
     if (!m) return m.error();
     c.metrics = std::move(*m);
     if (kind == CriterionKind::kExpect) {
-        const toml::node* down = t.get("down");
-        const toml::node* up = t.get("up");
+        const TomlValue* down = t.get("down");
+        const TomlValue* up = t.get("up");
         if (!!down == !!up) return err(t, what + " needs exactly one of \"down\" or \"up\"", "e.g. down = \"50%\"");
         auto p = get_percent(down ? *down : *up, down ? "down" : "up", what);
         if (!p) return p.error();
@@ -303,19 +306,19 @@ Result<Criterion> Parser::parse_criterion(const toml::table& t, CriterionKind ki
         if (!ex) return ex.error();
         c.exact = *ex;
     } else {
-        const toml::node* b = t.get("better");
+        const TomlValue* b = t.get("better");
         if (!b) {
             if (kind == CriterionKind::kGuardrail)
                 return err(t, what + " needs \"better\"", "better = \"higher\" (e.g. throughput) or \"lower\" (e.g. CPU per operation)");
             c.better = Better::kLower;
         } else {
-            auto bs = b->value<std::string>();
+            auto bs = string_of(*b);
             if (!bs || (*bs != "higher" && *bs != "lower"))
                 return err(*b, "\"better\" must be \"higher\" or \"lower\"");
             c.better = *bs == "higher" ? Better::kHigher : Better::kLower;
         }
         if (kind == CriterionKind::kGuardrail) {
-            const toml::node* w = t.get("max_worse");
+            const TomlValue* w = t.get("max_worse");
             if (!w) return err(t, what + " needs \"max_worse\"", "e.g. max_worse = \"5%\"");
             auto p = get_percent(*w, "max_worse", what);
             if (!p) return p.error();
@@ -330,15 +333,8 @@ Result<Criterion> Parser::parse_criterion(const toml::table& t, CriterionKind ki
     return c;
 }
 
-Result<FixDef> Parser::parse_fix(const toml::table& t) const {
+Status Parser::parse_fix_header(const TomlValue& t, FixDef& f) const {
     const std::string what = "[[fix]]";
-    if (auto st = only_keys(t, {"name", "mode", "summary", "description", "scenarios", "reference", "check",
-                                "fixed_when", "change", "expect", "guardrail", "report"},
-                            what);
-        !st)
-        return st.error();
-    FixDef f;
-    f.source = where(t.source());
     auto name = get_string(t, "name", true, what);
     if (!name) return name.error();
     bool name_ok = !name->empty() && name->size() <= 64 && std::isalnum(static_cast<unsigned char>((*name)[0]));
@@ -360,62 +356,59 @@ Result<FixDef> Parser::parse_fix(const toml::table& t) const {
     if (!desc) return desc.error();
     f.description = *desc;
     while (!f.description.empty() && f.description.back() == '\n') f.description.pop_back();
-    if (const toml::node* s = t.get("scenarios")) {
-        auto* a = s->as_array();
-        if (!a) return err(*s, "\"scenarios\" must be an array of scenario names");
-        for (auto& e : *a) {
-            auto v = e.value<std::string>();
+    if (const TomlValue* s = t.get("scenarios")) {
+        if (!s->is_array()) return err(*s, "\"scenarios\" must be an array of scenario names");
+        for (auto& e : s->items) {
+            auto v = string_of(e);
             if (!v || v->empty()) return err(e, "scenario names must be non-empty strings");
             f.scenarios.push_back(*v);
         }
     }
-    Status st = each_table(t, "reference", [&](const toml::table& r) -> Status {
-        if (auto k = only_keys(r, {"commit", "title", "role"}, "[[fix.reference]]"); !k) return k;
-        Reference ref;
-        auto c = get_string(r, "commit", true, "[[fix.reference]]");
-        if (!c) return c.error();
-        bool hex = c->size() >= 7 && c->size() <= 40 &&
-                   std::all_of(c->begin(), c->end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)); });
-        if (!hex) return err(*r.get("commit"), fmt::format("commit \"{}\" is not an abbreviated commit id", *c));
-        ref.commit = *c;
-        auto title = get_string(r, "title", false, "[[fix.reference]]");
-        if (!title) return title.error();
-        ref.title = *title;
-        auto role = get_string(r, "role", false, "[[fix.reference]]");
-        if (!role) return role.error();
-        ref.role = role->empty() ? "related" : *role;
-        if (ref.role != "fix" && ref.role != "culprit" && ref.role != "related")
-            return err(*r.get("role"), "\"role\" must be fix, culprit or related");
-        f.references.push_back(std::move(ref));
+    return ok_status();
+}
+
+Result<Reference> Parser::parse_reference(const TomlValue& r) const {
+    const std::string what = "[[fix.reference]]";
+    if (auto k = only_keys(r, {"commit", "title", "role"}, what); !k) return k.error();
+    Reference ref;
+    auto c = get_string(r, "commit", true, what);
+    if (!c) return c.error();
+    bool hex = c->size() >= 7 && c->size() <= 40 &&
+               std::all_of(c->begin(), c->end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)); });
+    if (!hex) return err(*r.get("commit"), fmt::format("commit \"{}\" is not an abbreviated commit id", *c));
+    ref.commit = *c;
+    auto title = get_string(r, "title", false, what);
+    if (!title) return title.error();
+    ref.title = *title;
+    auto role = get_string(r, "role", false, what);
+    if (!role) return role.error();
+    ref.role = role->empty() ? "related" : *role;
+    if (ref.role != "fix" && ref.role != "culprit" && ref.role != "related")
+        return err(*r.get("role"), "\"role\" must be fix, culprit or related");
+    return ref;
+}
+
+// Reads every sub-table, the ones after an error too.
+void Parser::parse_fix_tables(const TomlValue& t, FixDef& f) const {
+    auto into = [](auto& dest, auto parsed) -> Status {
+        if (!parsed) return parsed.error();
+        dest.push_back(std::move(*parsed));
         return ok_status();
-    });
-    if (!st) return st.error();
+    };
+    (void)each_table(t, "reference", [&](const TomlValue& r) { return into(f.references, parse_reference(r)); });
     for (auto [key, dest] : {std::pair{"check", &f.checks}, std::pair{"fixed_when", &f.fixed_when}}) {
-        st = each_table(t, key, [&, key = key, dest = dest](const toml::table& c) -> Status {
-            auto r = parse_check(c, fmt::format("[[fix.{}]]", key));
-            if (!r) return r.error();
-            dest->push_back(std::move(*r));
-            return ok_status();
-        });
-        if (!st) return st.error();
+        std::string what = fmt::format("[[fix.{}]]", key);
+        (void)each_table(t, key, [&, dest = dest](const TomlValue& c) { return into(*dest, parse_check(c, what)); });
     }
-    st = each_table(t, "change", [&](const toml::table& c) -> Status {
-        auto r = parse_change(c);
-        if (!r) return r.error();
-        f.changes.push_back(std::move(*r));
-        return ok_status();
-    });
-    if (!st) return st.error();
+    (void)each_table(t, "change", [&](const TomlValue& c) { return into(f.changes, parse_change(c)); });
     for (auto [key, kind] : {std::pair{"expect", CriterionKind::kExpect}, std::pair{"guardrail", CriterionKind::kGuardrail},
-                             std::pair{"report", CriterionKind::kReport}}) {
-        st = each_table(t, key, [&, kind = kind](const toml::table& c) -> Status {
-            auto r = parse_criterion(c, kind);
-            if (!r) return r.error();
-            f.criteria.push_back(std::move(*r));
-            return ok_status();
-        });
-        if (!st) return st.error();
-    }
+                             std::pair{"report", CriterionKind::kReport}})
+        (void)each_table(t, key, [&, kind = kind](const TomlValue& c) { return into(f.criteria, parse_criterion(c, kind)); });
+}
+
+// The rules between a fix's tables: checked once every table has been read.
+Status Parser::check_fix_rules(const TomlValue& t, const FixDef& f) const {
+    std::string in = fmt::format("fix \"{}\"", f.name);
     bool has_expect = std::any_of(f.criteria.begin(), f.criteria.end(),
                                   [](const Criterion& c) { return c.kind == CriterionKind::kExpect; });
     if (!has_expect)
@@ -426,30 +419,45 @@ Result<FixDef> Parser::parse_fix(const toml::table& t) const {
         return err(t, in + " is a kernel-pair fix: it cannot have [[fix.change]] tables");
     if (f.mode == FixMode::kRuntime && !f.fixed_when.empty())
         return err(t, in + ": [[fix.fixed_when]] only goes with kernel-pair fixes");
+    return ok_status();
+}
+
+Result<FixDef> Parser::parse_fix(const TomlValue& t) const {
+    if (auto st = only_keys(t, {"name", "mode", "summary", "description", "scenarios", "reference", "check",
+                                "fixed_when", "change", "expect", "guardrail", "report"},
+                            "[[fix]]");
+        !st)
+        return st.error();
+    const std::size_t errors_before = errs_.count();
+    FixDef f;
+    f.source = where(t);
+    Status header = parse_fix_header(t, f);
+    parse_fix_tables(t, f);
+    if (!header) return header.error();
+    if (errs_.count() != errors_before) return make_error("errors in " + f.source, EINVAL);
+    if (auto st = check_fix_rules(t, f); !st) return st.error();
     return f;
 }
 
-Result<std::vector<FixDef>> Parser::run(std::string_view text) {
-    toml::table doc;
-    try {
-        doc = toml::parse(text, source_);
-    } catch (const toml::parse_error& e) {
-        return make_error(fmt::format("{}:{}:{}: {}", source_, e.source().begin.line, e.source().begin.column,
-                                      e.description()),
-                          EINVAL, "fix the TOML syntax");
-    }
-    for (auto&& [k, v] : doc)
-        if (k.str() != "fix")
-            return err(k, fmt::format("unknown top-level key \"{}\"", k.str()), "fixes are [[fix]] tables");
+std::vector<FixDef> Parser::run(const TomlValue& doc) {
     std::vector<FixDef> out;
-    const toml::node* fixes = doc.get("fix");
+    for (const auto& m : doc.members)
+        if (m.key != "fix") errs_.add(m.line, fmt::format("unknown top-level key \"{}\"", m.key), "fixes are [[fix]] tables");
+    const TomlValue* fixes = doc.get("fix");
     if (!fixes) return out;
-    auto* arr = fixes->as_array();
-    if (!arr || !arr->is_array_of_tables()) return err(*fixes, "fixes must be written as [[fix]] tables");
-    for (auto& e : *arr) {
-        auto f = parse_fix(*e.as_table());
-        if (!f) return f.error();
-        out.push_back(std::move(*f));
+    if (!fixes->is_array_of_tables()) {
+        (void)err(*fixes, "fixes must be written as [[fix]] tables");
+        return out;
+    }
+    for (auto& e : fixes->items) {
+        auto f = parse_fix(e);
+        if (!f) continue;
+        auto dup = std::find_if(out.begin(), out.end(), [&](const FixDef& d) { return d.name == f->name; });
+        if (dup != out.end())
+            (void)err(e, fmt::format("fix \"{}\" is defined twice (first at {})", f->name, dup->source),
+                      "give each fix a unique name");
+        else
+            out.push_back(std::move(*f));
     }
     return out;
 }
@@ -461,15 +469,13 @@ Result<std::vector<FixDef>> Parser::run(std::string_view text) {
 namespace hotline {
 
 Result<FixCatalog> FixCatalog::parse(std::string_view text, const std::string& source) {
-    auto defs = Parser(source).run(text);
-    if (!defs) return defs.error();
+    auto doc = parse_toml(text, source);
+    if (!doc) return doc.error();
+    TomlErrors errs(source);
+    std::vector<FixDef> defs = Parser(errs).run(*doc);
+    if (!errs.ok()) return errs.error();
     FixCatalog cat;
-    for (auto& f : *defs) {
-        if (auto* dup = cat.find(f.name))
-            return make_error(fmt::format("{}: fix \"{}\" is defined twice (first at {})", f.source, f.name, dup->source),
-                              EINVAL, "give each fix a unique name");
-        cat.fixes_.push_back(std::move(f));
-    }
+    cat.fixes_ = std::move(defs);
     return cat;
 }
 
@@ -495,11 +501,9 @@ Status FixCatalog::add_dir(const std::string& dir) {
     if (ec) return make_error("--fixes " + dir + ": cannot list", ec.value());
     std::sort(files.begin(), files.end());
     for (auto& p : files) {
-        std::ifstream in(p);
-        if (!in) return make_error("cannot read " + p.string(), errno);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        auto cat = parse(ss.str(), p.string());
+        auto text = read_file(p.string());
+        if (!text) return text.error();
+        auto cat = parse(*text, p.string());
         if (!cat) return cat.error();
         if (auto st = merge(std::move(*cat)); !st) return st;
     }

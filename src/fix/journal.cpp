@@ -2,7 +2,6 @@
 // restore only where hotline's value is still in place, and recovery of a
 // journal left by a killed run (archived instead when the machine rebooted).
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -11,13 +10,11 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "hotline/journal.hpp"
+#include "hotline/util.hpp"
 
 namespace hotline {
 
@@ -133,47 +130,10 @@ Result<JournalEntry> entry_from_json(const nlohmann::json& j) {
     return e;
 }
 
-Status fsync_dir(const std::string& dir) {
-    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return make_error("cannot open " + dir + " to sync it", errno);
-    int r = fsync(fd);
-    int e = errno;
-    close(fd);
-    if (r) return make_error("cannot sync " + dir, e);
-    return ok_status();
-}
-
-// temp file, fsync, rename, fsync the directory: after this returns the new
-// content survives a crash or power loss, and a reader never sees half a file.
+// After this returns the new content survives a crash or power loss, and a
+// reader never sees half a file.
 Status write_durable(const std::string& dir, const std::string& name, const std::string& data) {
-    std::string path = dir + "/" + name, tmp = path + ".tmp";
-    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return make_error("cannot create " + tmp, errno, "check that the journal directory is writable");
-    std::size_t off = 0;
-    while (off < data.size()) {
-        ssize_t n = write(fd, data.data() + off, data.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-            close(fd);
-            unlink(tmp.c_str());
-            return make_error("cannot write " + tmp, e);
-        }
-        off += std::size_t(n);
-    }
-    if (fsync(fd)) {
-        int e = errno;
-        close(fd);
-        unlink(tmp.c_str());
-        return make_error("cannot sync " + tmp, e);
-    }
-    close(fd);
-    if (rename(tmp.c_str(), path.c_str())) {
-        int e = errno;
-        unlink(tmp.c_str());
-        return make_error("cannot rename " + tmp, e);
-    }
-    return fsync_dir(dir);
+    return write_file_atomic(dir + "/" + name, data, 0600);
 }
 
 Status remove_durable(const std::string& dir, const std::string& name) {
@@ -293,14 +253,12 @@ std::string journal_doc(const std::string& boot_id, const std::string& owner,
 Result<RestoreReport> settle(const std::string& dir, const std::string& boot_id, KnobIo& io, const Hook& hook) {
     RestoreReport rep;
     std::string path = dir + "/" + kJournalFile;
-    std::ifstream in(path);
-    if (!in) {
-        if (errno == ENOENT || !fs::exists(path)) return rep;
-        return make_error("cannot read " + path, errno);
+    auto text = read_file(path);
+    if (!text) {
+        if (text.error().err == ENOENT || !fs::exists(path)) return rep;
+        return text.error();
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nlohmann::json doc = nlohmann::json::parse(ss.str(), nullptr, false);
+    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
     std::vector<JournalEntry> entries;
     std::string bad;
     if (doc.is_discarded() || !doc.is_object() || doc.value("schema", "") != kJournalSchema) {
@@ -405,21 +363,36 @@ Status Journal::persist() {
     return write_durable(opts_.dir, kJournalFile, journal_doc(boot_id_, opts_.owner, entries_));
 }
 
-Result<ApplyResult> Journal::apply(const KnobWrite& w) {
-    auto rel = knob_relpath(w.kind, w.name);
-    if (!rel) return rel.error();
+namespace {
+
+// Refused by policy before anything is read or written.
+Status check_scope(const KnobWrite& w, bool allow_global) {
     std::string shown = knob_display(w.kind, w.name);
-    if (w.scope == Scope::kGlobal && !opts_.allow_global)
+    if (w.scope == Scope::kGlobal && !allow_global)
         return make_error(fmt::format("{} ({}) changes the whole machine", shown, w.fix), EPERM,
                           "add --allow-global to permit machine-wide changes");
     if (w.scope == Scope::kGlobal && w.netns)
         return make_error(fmt::format("{} is machine-wide: it cannot be limited to {}", shown, w.netns->describe()), EINVAL);
-    if (w.scope == Scope::kNetns && !w.netns && !opts_.allow_global)
+    if (w.scope == Scope::kNetns && !w.netns && !allow_global)
         return make_error(fmt::format("{} is per network namespace and no namespace was given", shown), EPERM,
                           "give the scenario's namespace (--netns NAME), or --allow-global to change the host's own");
-    auto norm_new = normalize_value(w.value);
-    if (norm_new.empty()) return make_error("empty value for " + shown, EINVAL);
+    if (normalize_value(w.value).empty()) return make_error("empty value for " + shown, EINVAL);
+    return ok_status();
+}
 
+ApplyResult could_not_apply(ApplyResult res, const Error& err, const std::string& why) {
+    res.status = ApplyStatus::kCouldNotApply;
+    res.err = err.err;
+    res.reason = why.empty() ? err.message() : why + ": " + err.message();
+    return res;
+}
+
+}  // namespace
+
+Result<ApplyResult> Journal::apply(const KnobWrite& w) {
+    auto rel = knob_relpath(w.kind, w.name);
+    if (!rel) return rel.error();
+    if (auto st = check_scope(w, opts_.allow_global); !st) return st.error();
     JournalEntry e;
     e.kind = w.kind;
     e.name = w.name;
@@ -427,36 +400,29 @@ Result<ApplyResult> Journal::apply(const KnobWrite& w) {
     e.scope = w.scope;
     e.netns = w.netns;
     e.fix = w.fix;
-    e.new_value = norm_new;
+    e.new_value = normalize_value(w.value);
 
     ApplyResult res;
     res.knob = e.display();
-    res.new_value = norm_new;
-    auto could_not = [&](const Error& err, const std::string& why) {
-        res.status = ApplyStatus::kCouldNotApply;
-        res.err = err.err;
-        res.reason = why.empty() ? err.message() : why + ": " + err.message();
-        return res;
-    };
+    res.new_value = e.new_value;
     if (w.netns) {
         // A missing namespace is the caller's mistake, not the kernel refusing the knob.
         auto id = io_.netns_identity(*w.netns);
         if (!id) {
-            Error e = id.error();
-            e.hint = "create it first (ip netns add NAME) or name one that exists";
-            return e;
+            Error err = id.error();
+            err.hint = "create it first (ip netns add NAME) or name one that exists";
+            return err;
         }
         e.nsid = *id;
     }
     auto old = io_.read(w.kind, *rel, w.netns);
-    if (!old) return could_not(old.error(), old.error().err == ENOENT ? "the knob does not exist here" : "");
+    if (!old) return could_not_apply(res, old.error(), old.error().err == ENOENT ? "the knob does not exist here" : "");
     e.old_value = normalize_value(*old);
     res.old_value = e.old_value;
-    if (e.old_value == norm_new) {
+    if (e.old_value == e.new_value) {
         res.status = ApplyStatus::kAlreadySet;
         return res;
     }
-
     // Intent first: once this is on disk, any later crash is recoverable.
     entries_.push_back(e);
     if (auto st = persist(); !st) {
@@ -464,32 +430,32 @@ Result<ApplyResult> Journal::apply(const KnobWrite& w) {
         return st.error();
     }
     if (opts_.step_hook) opts_.step_hook("journaled");
+    return write_and_verify(e, std::move(res));
+}
 
+// The newest entry is `e`, journaled; writes it and reads it back.  Whatever
+// does not stick is undone, and its entry dropped once the original is back.
+ApplyResult Journal::write_and_verify(const JournalEntry& e, ApplyResult res) {
     auto drop_if_unchanged = [&] {
-        auto now = io_.read(w.kind, *rel, w.netns);
+        auto now = io_.read(e.kind, e.relpath, e.netns);
         if (now && normalize_value(*now) == e.old_value) {
             entries_.pop_back();
             (void)persist();  // a stale entry is harmless: restore finds the original in place
         }
     };
-    if (auto st = io_.write(w.kind, *rel, norm_new, w.netns); !st) {
+    if (auto st = io_.write(e.kind, e.relpath, e.new_value, e.netns); !st) {
         drop_if_unchanged();
-        return could_not(st.error(), "the kernel refused the write");
+        return could_not_apply(std::move(res), st.error(), "the kernel refused the write");
     }
     if (opts_.step_hook) opts_.step_hook("written");
-
-    auto back = io_.read(w.kind, *rel, w.netns);
-    if (!back) return could_not(back.error(), "cannot read the value back");
-    if (normalize_value(*back) != norm_new) {
-        std::string got = normalize_value(*back);
-        if (got != e.old_value) {
-            // Put the original back now rather than leave a half-applied knob.
-            if (io_.write(w.kind, *rel, e.old_value, w.netns)) drop_if_unchanged();
-        } else {
-            drop_if_unchanged();
-        }
+    auto back = io_.read(e.kind, e.relpath, e.netns);
+    if (!back) return could_not_apply(std::move(res), back.error(), "cannot read the value back");
+    std::string got = normalize_value(*back);
+    if (got != e.new_value) {
+        // Put the original back now rather than leave a half-applied knob.
+        if (got == e.old_value || io_.write(e.kind, e.relpath, e.old_value, e.netns)) drop_if_unchanged();
         res.status = ApplyStatus::kCouldNotApply;
-        res.reason = fmt::format("the kernel accepted \"{}\" but the knob reads \"{}\"", norm_new, got);
+        res.reason = fmt::format("the kernel accepted \"{}\" but the knob reads \"{}\"", e.new_value, got);
         return res;
     }
     if (opts_.step_hook) opts_.step_hook("verified");
@@ -510,34 +476,6 @@ Result<RestoreReport> recover(const JournalOptions& opts, KnobIo& io) {
     auto boot = io.boot_id();
     if (!boot) return boot.error();
     return settle(opts.dir, *boot, io, opts.step_hook);
-}
-
-ShutdownSignals::ShutdownSignals() {
-    sigemptyset(&set_);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
-    pthread_sigmask(SIG_BLOCK, &set_, &old_);
-}
-
-ShutdownSignals::~ShutdownSignals() {
-    // Consume what arrived (a second Ctrl-C during restore) before unblocking,
-    // so it cannot kill the process on the way out.
-    while (wait(0) != 0) {
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-}
-
-int ShutdownSignals::wait(double seconds) {
-    if (seconds < 0) seconds = 0;
-    timespec ts{time_t(seconds), long(std::fmod(seconds, 1.0) * 1e9)};
-    while (true) {
-        int sig = sigtimedwait(&set_, nullptr, &ts);
-        if (sig > 0) {
-            if (!received_) received_ = sig;
-            return sig;
-        }
-        if (errno == EINTR) continue;
-        return 0;
-    }
 }
 
 }  // namespace hotline

@@ -17,6 +17,7 @@
 
 #include "generators.hpp"
 #include "hotline/kernel.hpp"
+#include "hotline/signals.hpp"
 #include "hotline/workload.hpp"
 
 namespace hotline {
@@ -361,32 +362,17 @@ Result<ScenarioResult> Scenario::stop() {
 
 Result<ScenarioResult> run_scenario(ScenarioOptions opts, ProgressFn progress, int* signalled) {
     if (signalled) *signalled = 0;
-    sigset_t set, old;
-    sigemptyset(&set);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
     // Blocked before any thread or child exists, so workers inherit the mask and
     // a signal waits for us here instead of killing the process mid-setup.
-    pthread_sigmask(SIG_BLOCK, &set, &old);
-    auto restore = [&] { pthread_sigmask(SIG_SETMASK, &old, nullptr); };
+    ShutdownSignals signals;
     auto sc = Scenario::start(std::move(opts), std::move(progress));
-    if (!sc) {
-        restore();
-        return sc.error();
-    }
+    if (!sc) return sc.error();
     int sig = 0;
-    while (!(*sc)->done()) {
-        timespec ts{0, 100 * 1000 * 1000};
-        int s = sigtimedwait(&set, nullptr, &ts);
-        if (s > 0) {
-            sig = s;
-            break;
-        }
-    }
+    while (!(*sc)->done() && !sig) sig = signals.wait(0.1);
     auto r = (*sc)->stop();
     sc->reset();
-    restore();
     if (signalled) *signalled = sig;
-    if (r && sig) r->stop_reason = fmt::format("stopped by {}", sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
+    if (r && sig) r->stop_reason = fmt::format("stopped by {}", signal_name(sig));
     return r;
 }
 

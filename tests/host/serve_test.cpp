@@ -487,7 +487,7 @@ TEST(ServeHost, CheckConfigRejectsBadFilesNamingTheLine) {
         std::ofstream(path) << bad[i].text;
         Cmd r = sh(fmt::format("{} serve --check-config --config {}", HOTLINE_BIN, path));
         EXPECT_EQ(r.rc, 2) << bad[i].text << r.out;
-        EXPECT_NE(r.out.find(fmt::format("{}, line {}:", path, bad[i].line)), std::string::npos)
+        EXPECT_NE(r.out.find(fmt::format("{}:{}:", path, bad[i].line)), std::string::npos)
             << bad[i].text << "\n--- said:\n" << r.out;
     }
     std::string good = dir + "/good.toml";

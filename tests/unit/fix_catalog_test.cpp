@@ -46,8 +46,8 @@ std::string dir_error(const std::string& content, const std::string& file = "bad
     if (st) return "no error";
     std::string m = st.error().message();
     // Make the message independent of the temp path.
-    auto p = m.find(d.path());
-    if (p != std::string::npos) m.replace(p, d.path().size(), "DIR");
+    for (auto p = m.find(d.path()); p != std::string::npos; p = m.find(d.path()))
+        m.replace(p, d.path().size(), "DIR");
     return m;
 }
 
@@ -252,7 +252,7 @@ TEST(FixCatalogDir, MissingDirectoryIsAnError) {
     EXPECT_NE(st.error().message().find("--fixes /nonexistent-hotline-fixes: not a directory"), std::string::npos);
 }
 
-TEST(FixCatalogDir, SyntaxErrorNamesFileLineAndColumn) {
+TEST(FixCatalogDir, SyntaxErrorNamesFileAndLine) {
     std::string m = dir_error("[[fix]]\nname = \"x\"\nsummary = \"unterminated\n");
     EXPECT_NE(m.find("DIR/bad.toml:3:"), std::string::npos) << m;
 }
@@ -260,7 +260,7 @@ TEST(FixCatalogDir, SyntaxErrorNamesFileLineAndColumn) {
 TEST(FixCatalogDir, UnknownKeyNamesItsLine) {
     std::string m = dir_error(wrap_fix(kChange + "bogus = 1\n" + kExpect));
     EXPECT_NE(m.find("DIR/bad.toml:9: unknown key \"bogus\" in [[fix.change]]"), std::string::npos) << m;
-    EXPECT_NE(m.find("valid keys:"), std::string::npos);
+    EXPECT_NE(m.find("known keys:"), std::string::npos);
 }
 
 TEST(FixCatalogDir, MissingNameAndMissingExpectation) {
@@ -268,6 +268,19 @@ TEST(FixCatalogDir, MissingNameAndMissingExpectation) {
               std::string::npos);
     std::string m = dir_error(wrap_fix(kChange));
     EXPECT_NE(m.find("DIR/bad.toml:1: fix \"x\" has no [[fix.expect]]"), std::string::npos) << m;
+}
+
+TEST(FixCatalogDir, ReportsEveryErrorInFileOrder) {
+    std::string m = dir_error(wrap_fix(kChange + "bogus = 1\n" + "[[fix.expect]]\nmetric = \"m.x\"\ndown = 50\n") +
+                              "[[fix]]\nname = \"Bad Name\"\nmode = \"runtime\"\nsummary = \"s\"\n");
+    auto first = m.find("DIR/bad.toml:9: unknown key \"bogus\" in [[fix.change]]");
+    auto second = m.find("DIR/bad.toml:12: \"down\" in [[fix.expect]] must be a percentage string");
+    auto third = m.find("DIR/bad.toml:14: bad fix name");
+    EXPECT_NE(first, std::string::npos) << m;
+    EXPECT_NE(second, std::string::npos) << m;
+    EXPECT_NE(third, std::string::npos) << m;
+    EXPECT_LT(first, second) << m;
+    EXPECT_LT(second, third) << m;
 }
 
 TEST(FixCatalogDir, BadScopeAndBadPercentage) {

@@ -1,5 +1,5 @@
 // `hotline serve` configuration: defaults, a full file, errors that name their
-// line, listen addresses, and basic-auth checking.
+// line (FILE:LINE: message), listen addresses, and basic-auth checking.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -13,10 +13,10 @@ TEST(ServeConfig, EmptyFileMeansDefaults) {
     ASSERT_TRUE(c.ok()) << c.error().message();
     EXPECT_EQ(c->listen.to_string(), "127.0.0.1:9464");
     EXPECT_TRUE(c->targets.empty());
-    EXPECT_FALSE(c->per_cpu);
+    EXPECT_FALSE(c->metrics.per_cpu);
     EXPECT_FALSE(c->tls());
     EXPECT_FALSE(c->auth());
-    EXPECT_EQ(c->max_series, 10000u);
+    EXPECT_EQ(c->metrics.max_series, 10000u);
 }
 
 TEST(ServeConfig, FullFile) {
@@ -75,18 +75,18 @@ password_sha256 = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a
     EXPECT_EQ(c->targets[1].name, "queue_work_on");
     EXPECT_EQ(c->targets[1].mechanism, Mechanism::kTracepoint);
     EXPECT_FALSE(c->targets[2].mechanism.has_value());
-    EXPECT_FALSE(c->latency);
-    EXPECT_FALSE(c->handoffs);
-    EXPECT_EQ(c->sample_freq, 99);
-    EXPECT_EQ(c->handoff_sample, 16);
-    EXPECT_TRUE(c->per_cpu);
-    EXPECT_EQ(c->max_series, 500u);
-    EXPECT_EQ(c->max_concurrent, 2);
-    EXPECT_EQ(c->max_queued, 0);
-    EXPECT_DOUBLE_EQ(c->read_timeout, 0.25);
-    EXPECT_DOUBLE_EQ(c->write_timeout, 3);
-    EXPECT_DOUBLE_EQ(c->keep_alive_timeout, 0);
-    EXPECT_EQ(c->max_request_bytes, 4096u);
+    EXPECT_FALSE(c->probe.latency);
+    EXPECT_FALSE(c->probe.handoffs);
+    EXPECT_EQ(c->probe.sample_freq, 99);
+    EXPECT_EQ(c->probe.handoff_sample, 16);
+    EXPECT_TRUE(c->metrics.per_cpu);
+    EXPECT_EQ(c->metrics.max_series, 500u);
+    EXPECT_EQ(c->http.workers, 2);
+    EXPECT_EQ(c->http.queued, 0);
+    EXPECT_DOUBLE_EQ(c->http.read_timeout, 0.25);
+    EXPECT_DOUBLE_EQ(c->http.write_timeout, 3);
+    EXPECT_DOUBLE_EQ(c->http.keep_alive_timeout, 0);
+    EXPECT_EQ(c->http.max_request_bytes, 4096u);
     EXPECT_TRUE(c->tls());
     EXPECT_EQ(c->auth_username, "prom");
 }
@@ -105,7 +105,7 @@ TEST_P(ServeConfigErrors, NameTheLine) {
     auto c = parse_serve_config(b.text, "bad.toml");
     ASSERT_FALSE(c.ok()) << b.name;
     std::string msg = c.error().message();
-    EXPECT_NE(msg.find("bad.toml, line " + std::to_string(b.line) + ":"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("bad.toml:" + std::to_string(b.line) + ":"), std::string::npos) << msg;
     EXPECT_NE(msg.find(b.says), std::string::npos) << msg;
 }
 
@@ -139,8 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ServeConfig, ReportsEveryErrorNotJustTheFirst) {
     auto c = parse_serve_config("targets = [\"nope\"]\n[metrics]\nmax_series = -1\n", "x.toml");
     ASSERT_FALSE(c.ok());
-    EXPECT_NE(c.error().message().find("x.toml, line 1:"), std::string::npos);
-    EXPECT_NE(c.error().message().find("x.toml, line 3:"), std::string::npos);
+    EXPECT_NE(c.error().message().find("x.toml:1:"), std::string::npos);
+    EXPECT_NE(c.error().message().find("x.toml:3:"), std::string::npos);
 }
 
 TEST(ServeConfig, MissingFileSaysSo) {

@@ -24,7 +24,19 @@ std::string own_command_line();
 // CLOCK_MONOTONIC in seconds: the time base of snapshots and intervals.
 double monotonic_seconds();
 
-// Writes a file atomically: temp file in the same directory, fsync, rename.
-Status write_file_atomic(const std::string& path, std::string_view data);
+// The whole file, or "cannot read PATH" with the errno.
+Result<std::string> read_file(const std::string& path);
+
+// Writes a file atomically and durably: temp file in the same directory, fsync,
+// rename, fsync of the directory.  After it returns the content survives a crash,
+// and a reader never sees half a file.  Every output file goes through it.
+Status write_file_atomic(const std::string& path, std::string_view data, unsigned mode = 0644);
+
+// fsync(2) of a directory, so a rename or unlink in it is durable.
+Status fsync_dir(const std::string& dir);
+
+// Prints "hotline: <message>" on stderr and returns exit_code: the one way a
+// front end reports an error before exiting.
+int fail(const Error& e, int exit_code);
 
 }  // namespace hotline

@@ -5,6 +5,11 @@
 
 namespace hotline::daemon {
 
+// Loopback unless configured otherwise: without [basic_auth] anyone who can
+// connect can read the metrics.
+inline constexpr const char* kDefaultListenHost = "127.0.0.1";
+inline constexpr int kDefaultListenPort = 9464;
+
 struct ServeArgs {
     std::string config;
     std::string listen;

@@ -5,7 +5,6 @@
 // journal is archived, not replayed.  Paths are parameters for fixture tests.
 #pragma once
 
-#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "hotline/result.hpp"
+#include "hotline/signals.hpp"  // ShutdownSignals: create it before the Journal so it outlives it
 
 namespace hotline {
 
@@ -147,10 +147,12 @@ struct RestoreReport {
     std::vector<std::string> lines() const;  // one human line per item
 };
 
+// /var/lib/hotline survives a reboot, so a stale journal can be recognised by its
+// boot id and archived for the record; /run would silently lose it.
+inline constexpr const char* kDefaultJournalDir = "/var/lib/hotline";
+
 struct JournalOptions {
-    // /var/lib/hotline survives a reboot, so a stale journal can be recognised by
-    // its boot id and archived for the record; /run would silently lose it.
-    std::string dir = "/var/lib/hotline";
+    std::string dir = kDefaultJournalDir;
     KnobRoots roots;
     bool allow_global = false;  // global knobs change the whole machine: opt-in
     std::string owner;          // the command line, stored in the journal
@@ -210,6 +212,7 @@ public:
 private:
     Journal(JournalOptions opts, KnobIo& io, RunLock lock, std::string boot_id);
     Status persist();
+    ApplyResult write_and_verify(const JournalEntry& e, ApplyResult res);
     JournalOptions opts_;
     KnobIo& io_;
     RunLock lock_;
@@ -221,25 +224,5 @@ private:
 // `hotline restore`: takes the lock, settles a journal left behind, releases.
 // Returns an empty report when there was nothing to do.
 Result<RestoreReport> recover(const JournalOptions& opts, KnobIo& io);
-
-// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (construct it before
-// starting threads, so all inherit the mask) and lets the caller wait for them.
-// While blocked, a second signal cannot interrupt a restore in progress.  Create
-// it before the Journal so it outlives it.
-class ShutdownSignals {
-public:
-    ShutdownSignals();
-    ~ShutdownSignals();
-    ShutdownSignals(const ShutdownSignals&) = delete;
-    ShutdownSignals& operator=(const ShutdownSignals&) = delete;
-    int wait(double seconds);  // the signal received, 0 on timeout
-    int poll() { return wait(0); }
-    int received() const { return received_; }
-
-private:
-    sigset_t set_{};
-    sigset_t old_{};
-    int received_ = 0;
-};
 
 }  // namespace hotline

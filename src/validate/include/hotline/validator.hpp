@@ -21,7 +21,7 @@ struct ValidatorOptions {
     double trial_s = 3;             // traffic per trial
     ValidateOptions validate;       // min_each / max_each ...
     bool allow_global = false;
-    std::string journal_dir = "/var/lib/hotline";
+    std::string journal_dir = kDefaultJournalDir;
     std::string owner;              // command line, stored in the journal
     std::vector<std::string> targets;  // collector targets; empty: all built-in
 };
