@@ -23,8 +23,7 @@ constexpr int kDstPortBase = 20000;
 
 // The flows of one CPU: its port on the server address and their shape.
 struct FlowShape {
-    std::string server_addr;
-    int port = 0;
+    ServerPort server;
     int nflows = 0;
     std::size_t msg = 0;
     int sockbuf = 0;
@@ -38,13 +37,9 @@ void close_all(const std::vector<int>& fds, int ep) {
 // Accepts the CPU's flows into the epoll set; fewer on a stop or an error.
 std::vector<int> accept_flows(Crew& crew, int lfd, int ep, int nflows) {
     std::vector<int> fds;
-    std::string err;
     for (int k = 0; k < nflows; ++k) {
-        int fd = accept_until(lfd, crew, &err);
-        if (fd < 0) {
-            if (!err.empty()) crew.fail("dst-refcount receiver: " + err);
-            break;
-        }
+        int fd = accept_or_fail(lfd, crew, "dst-refcount receiver");
+        if (fd < 0) break;
         watch_nonblocking(ep, fd, EPOLLIN);
         fds.push_back(fd);
     }
@@ -73,7 +68,7 @@ void drain_flows(Crew& crew, int ep, Counter* received) {
 
 void receiver(Crew& crew, Counter* received, const FlowShape& s) {
     std::string err;
-    int lfd = listen_on(s.server_addr, s.port, s.nflows + 16, &err);
+    int lfd = listen_on(s.server.addr, s.server.port, s.nflows + 16, &err);
     if (lfd < 0) return crew.fail("dst-refcount receiver: " + err);
     crew.listening++;
     int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -86,7 +81,7 @@ void receiver(Crew& crew, Counter* received, const FlowShape& s) {
 
 // Connects the CPU's flows into the epoll set; fewer on a stop or an error.
 std::vector<int> connect_flows(Crew& crew, int ep, const FlowShape& s) {
-    auto addr = make_addr(s.server_addr, s.port);
+    auto addr = make_addr(s.server.addr, s.server.port);
     std::vector<int> fds;
     std::string err;
     for (int k = 0; k < s.nflows; ++k) {
@@ -161,7 +156,7 @@ bool start_workers(GenEnv& env, Crew& crew, std::vector<std::unique_ptr<Counter>
         received.push_back(std::make_unique<Counter>());
     }
     auto shape = [&](int i) {
-        return FlowShape{env.net.server_addr(), kDstPortBase + i, o.flows_per_cpu, std::size_t(o.msg_size), o.sockbuf};
+        return FlowShape{{env.net.server_addr(), kDstPortBase + i}, o.flows_per_cpu, std::size_t(o.msg_size), o.sockbuf};
     };
     for (int i = 0; i < ncpus; ++i)
         crew.spawn(kReceiver, o.cpus[std::size_t(i)], env.net.server(),

@@ -42,11 +42,8 @@ void server(Crew& crew, const LatShape& s) {
     crew.listening++;
     std::vector<char> buf(s.max_size, 's');
     while (!crew.stopping()) {
-        int fd = accept_until(lfd, crew, &err);
-        if (fd < 0) {
-            if (!err.empty()) crew.fail("irq-lat server: " + err);
-            break;
-        }
+        int fd = accept_or_fail(lfd, crew, "irq-lat server");
+        if (fd < 0) break;
         if (s.nodelay) set_nodelay(fd);
         set_timeouts(fd);
         echo_connection(crew, fd, buf, &err);

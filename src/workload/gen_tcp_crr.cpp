@@ -19,23 +19,19 @@ namespace {
 constexpr int kCrrPortBase = 21000;
 
 struct PairShape {
-    std::string server_addr;
-    int port = 0;
+    ServerPort server;
     std::size_t msg = 0;
 };
 
 void server(Crew& crew, const PairShape& s) {
     std::string err;
-    int lfd = listen_on(s.server_addr, s.port, 128, &err);
+    int lfd = listen_on(s.server.addr, s.server.port, 128, &err);
     if (lfd < 0) return crew.fail("tcp-crr server: " + err);
     crew.listening++;
     std::vector<char> buf(s.msg, 's');
     while (!crew.stopping()) {
-        int fd = accept_until(lfd, crew, &err);
-        if (fd < 0) {
-            if (!err.empty()) crew.fail("tcp-crr server: " + err);
-            break;
-        }
+        int fd = accept_or_fail(lfd, crew, "tcp-crr server");
+        if (fd < 0) break;
         set_timeouts(fd);
         bool eof = false;
         if (recv_full(fd, buf.data(), s.msg, crew, &err, &eof)) send_full(fd, buf.data(), s.msg, crew, &err);
@@ -78,7 +74,7 @@ bool one_connection(Crew& crew, const sockaddr_in& addr, std::vector<char>& buf,
 }
 
 void client(Crew& crew, Counter* done, const PairShape& s) {
-    auto addr = make_addr(s.server_addr, s.port);
+    auto addr = make_addr(s.server.addr, s.server.port);
     std::vector<char> buf(s.msg, 'c');
     crew.ready++;
     crew.wait_go();
@@ -94,7 +90,7 @@ bool start_pairs(GenEnv& env, Crew& crew, std::vector<std::unique_ptr<Counter>>&
     const int nflows = o.flows_per_cpu;
     const int pairs = int(o.cpus.size()) * nflows;
     for (int i = 0; i < pairs; ++i) conns.push_back(std::make_unique<Counter>());
-    auto shape = [&](int i) { return PairShape{env.net.server_addr(), kCrrPortBase + i, std::size_t(o.msg_size)}; };
+    auto shape = [&](int i) { return PairShape{{env.net.server_addr(), kCrrPortBase + i}, std::size_t(o.msg_size)}; };
     for (int i = 0; i < pairs; ++i)
         crew.spawn(kReceiver, o.cpus[std::size_t(i / nflows)], env.net.server(),
                    [&crew, s = shape(i)] { server(crew, s); });

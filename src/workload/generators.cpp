@@ -241,6 +241,13 @@ int accept_until(int lfd, Crew& crew, std::string* err) {
     return -1;
 }
 
+int accept_or_fail(int lfd, Crew& crew, std::string_view who) {
+    std::string err;
+    int fd = accept_until(lfd, crew, &err);
+    if (fd < 0 && !err.empty()) crew.fail(fmt::format("{}: {}", who, err));
+    return fd;
+}
+
 bool send_full(int fd, const char* p, std::size_t n, Crew& crew, std::string* err) {
     while (n) {
         ssize_t w = send(fd, p, n, MSG_NOSIGNAL);

@@ -139,11 +139,19 @@ std::optional<double> process_cpu_seconds(const std::string& proc_root, pid_t pi
 sockaddr_in make_addr(const std::string& ip, int port);
 void set_timeouts(int fd);
 void set_nodelay(int fd);
+// Where a generator's server listens: its namespace's address and a port.
+struct ServerPort {
+    std::string addr;
+    int port = 0;
+};
+
 // socket() for IPv4 TCP, close-on-exec; -1 with *err set on failure.
 int tcp_socket(std::string* err);
 int listen_on(const std::string& ip, int port, int backlog, std::string* err);
 // accept with a periodic look at the stop flag; -1 on stop or error (*err set on error).
 int accept_until(int lfd, Crew& crew, std::string* err);
+// accept_until for a server loop: an error fails the crew as "WHO: error"; -1 on stop or error.
+int accept_or_fail(int lfd, Crew& crew, std::string_view who);
 // Whole-buffer send/recv on a socket with kIoTimeoutMs timeouts.  Return false
 // on stop, EOF or error; *eof tells EOF (peer closed) apart.
 bool send_full(int fd, const char* p, std::size_t n, Crew& crew, std::string* err);
