@@ -1,6 +1,7 @@
 // Connection handling under hard limits: a bounded worker pool that answers 503
 // when full, a byte budget and deadline per request, nonblocking I/O with
 // MSG_NOSIGNAL, TLS via OpenSSL, and a lingering close so refusals are read.
+#include "hotline/util.hpp"
 #include "http_server.hpp"
 
 #include <arpa/inet.h>
@@ -27,14 +28,8 @@ namespace hotline::daemon {
 
 namespace {
 
-double now_s() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
-}
-
 int remaining_ms(double deadline) {
-    double left = deadline - now_s();
+    double left = deadline - monotonic_seconds();
     return left <= 0 ? 0 : int(left * 1000) + 1;
 }
 
@@ -48,7 +43,7 @@ public:
     void begin_request(double read_timeout) {
         used_ = 0;
         limit_ = Limit::kNone;
-        read_deadline_ = now_s() + read_timeout;
+        read_deadline_ = monotonic_seconds() + read_timeout;
         write_deadline_ = 0;
         wrote_ = false;
     }
@@ -84,7 +79,7 @@ public:
     }
 
     ssize_t write(const char* ptr, size_t size) override {
-        if (write_deadline_ == 0) write_deadline_ = now_s() + limits_.write_timeout;
+        if (write_deadline_ == 0) write_deadline_ = monotonic_seconds() + limits_.write_timeout;
         std::size_t off = 0;
         while (off < size) {
             ssize_t n;
@@ -486,10 +481,10 @@ private:
                 std::lock_guard<std::mutex> lk(mu_);
                 fresh.swap(incoming_);
             }
-            for (int fd : fresh) admit(fd, now_s());
+            for (int fd : fresh) admit(fd, monotonic_seconds());
             fresh.clear();
             pfds.assign(1, pollfd{wake_[0], POLLIN, 0});
-            double next = now_s() + 1.0;
+            double next = monotonic_seconds() + 1.0;
             for (auto& c : conns_) {
                 pfds.push_back({c.fd, c.want, 0});
                 next = std::min(next, c.deadline);
@@ -500,7 +495,7 @@ private:
                 while (::read(wake_[0], sink, sizeof sink) > 0) {
                 }
             }
-            double now = now_s();
+            double now = monotonic_seconds();
             std::size_t closed = 0;
             for (std::size_t i = 0; i < conns_.size(); ++i) {
                 Conn& c = conns_[i];
@@ -556,7 +551,7 @@ void lingering_close(int fd, SSL* ssl) {
         SSL_free(ssl);
     }
     ::shutdown(fd, SHUT_WR);
-    double deadline = now_s() + 0.5;
+    double deadline = monotonic_seconds() + 0.5;
     std::size_t drained = 0;
     char sink[4096];
     while (drained < (256u << 10)) {
@@ -573,9 +568,9 @@ void lingering_close(int fd, SSL* ssl) {
 // (the server stops, or other connections are waiting).
 template <class GiveUp>
 bool wait_for_next_request(GuardedStream& strm, socket_t sock, double keep_alive_timeout, GiveUp give_up) {
-    double deadline = now_s() + keep_alive_timeout;
+    double deadline = monotonic_seconds() + keep_alive_timeout;
     bool ready = strm.buffered();
-    while (!ready && now_s() < deadline) {
+    while (!ready && monotonic_seconds() < deadline) {
         if (give_up()) break;
         pollfd p{sock, POLLIN, 0};
         int r = poll(&p, 1, std::min(remaining_ms(deadline), 100));

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "hotline/kernel.hpp"
+#include "hotline/perf_event.hpp"
 
 namespace hotline {
 
@@ -215,12 +216,11 @@ std::string lockdown_via_private_mount() {
 
 bool hardware_pmu_present() {
     perf_event_attr attr{};
-    attr.size = sizeof attr;
     attr.type = PERF_TYPE_HARDWARE;
     attr.config = PERF_COUNT_HW_CPU_CYCLES;
     attr.disabled = 1;
     attr.exclude_kernel = 1;
-    int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+    int fd = open_perf_event(attr, 0, -1, 0);
     if (fd < 0) return false;
     close(fd);
     return true;

@@ -18,7 +18,7 @@ Result<ScenarioResult> run_exec(GenEnv& env) {
             r.stop_reason = fmt::format("command exited with status {}", *env.command_status);
             break;
         }
-        if (end > 0 && now_s() >= end) {
+        if (end > 0 && monotonic_seconds() >= end) {
             r.stop_reason = "duration reached";
             break;
         }

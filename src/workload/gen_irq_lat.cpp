@@ -84,19 +84,19 @@ LatencyHistogram exchange(Crew& crew, int fd, std::vector<char>& buf, std::uint6
     std::uint64_t deadline = 0;
     for (int n = 0; ok && !crew.stopping(); ++n) {
         if (n == kWarmup) {
-            t_start = now_s();
-            deadline = now_ns() + std::uint64_t(per_size * 1e9);
+            t_start = monotonic_seconds();
+            deadline = monotonic_ns() + std::uint64_t(per_size * 1e9);
         }
-        std::uint64_t t0 = now_ns();
+        std::uint64_t t0 = monotonic_ns();
         ok = send_full(fd, buf.data(), size, crew, err) && recv_full(fd, buf.data(), size, crew, err, eof);
-        std::uint64_t t1 = now_ns();
+        std::uint64_t t1 = monotonic_ns();
         if (!ok) break;
         if (n >= kWarmup) {
             h.record(t1 - t0);
             if (t1 >= deadline) break;
         }
     }
-    *secs = t_start > 0 ? now_s() - t_start : 0;
+    *secs = t_start > 0 ? monotonic_seconds() - t_start : 0;
     return h;
 }
 

@@ -43,7 +43,7 @@ bool wait_exit(GenEnv& env, pid_t pid, double deadline) {
         siginfo_t si{};
         si.si_pid = 0;
         if (waitid(P_PID, id_t(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0) return true;
-        if (env.stop.load() || now_s() > deadline) return false;
+        if (env.stop.load() || monotonic_seconds() > deadline) return false;
         env.sleep_for(0.02);
     }
 }
@@ -79,7 +79,7 @@ Result<bool> run_client(GenEnv& env, ClientRun& run, std::uint64_t size) {
         hint_install(e);
         return e;
     }
-    bool exited = wait_exit(env, child->pid(), now_s() + double(run.per) + kGraceS);
+    bool exited = wait_exit(env, child->pid(), monotonic_seconds() + double(run.per) + kGraceS);
     if (exited) run.cpu_s += process_cpu_seconds(env.opts.paths.proc, child->pid()).value_or(0);
     else child->signal(SIGKILL);
     int status = child->wait();

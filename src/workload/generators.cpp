@@ -24,18 +24,6 @@
 
 namespace hotline::detail {
 
-double now_s() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-std::uint64_t now_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
-}
-
 // --- Crew ------------------------------------------------------------------------------------------
 
 void Crew::spawn(Side side, int cpu, const NetNs& ns, std::function<void()> body) {
@@ -75,10 +63,10 @@ std::string Crew::error() const {
 }
 
 bool Crew::wait_for(const std::atomic<int>& count, int want, const char* what) {
-    double deadline = now_s() + 10;
+    double deadline = monotonic_seconds() + 10;
     while (count.load() < want) {
         if (failed() || outer_stop_.load()) return false;
-        if (now_s() > deadline) {
+        if (monotonic_seconds() > deadline) {
             fail(fmt::format("workers did not get {} within 10 s", what));
             return false;
         }
@@ -116,7 +104,7 @@ static std::map<int, CpuTicks> read_proc_stat(const std::string& proc_root) {
 
 CpuSample sample_cpu(Crew* crew, const std::string& proc_root) {
     CpuSample s;
-    s.wall = now_s();
+    s.wall = monotonic_seconds();
     if (crew) s.threads = crew->thread_cpu_seconds();
     s.ticks = read_proc_stat(proc_root);
     return s;
@@ -298,7 +286,7 @@ bool connect_wait(int fd, const sockaddr_in& a, Crew& crew, std::string* err) {
                            e == EADDRNOTAVAIL ? " (ephemeral ports exhausted)" : "");
         return false;
     }
-    double deadline = now_s() + 10;
+    double deadline = monotonic_seconds() + 10;
     while (!crew.stopping()) {
         pollfd p{fd, POLLOUT, 0};
         if (poll(&p, 1, kIoTimeoutMs) > 0) {
@@ -309,7 +297,7 @@ bool connect_wait(int fd, const sockaddr_in& a, Crew& crew, std::string* err) {
             *err = fmt::format("connect: {}", std::strerror(e));
             return false;
         }
-        if (now_s() > deadline) {
+        if (monotonic_seconds() > deadline) {
             *err = "connect: no answer within 10 s";
             return false;
         }
@@ -336,10 +324,10 @@ double measure_window(GenEnv& env, Crew& crew, const char* unit, const std::func
     std::uint64_t last_total = total();
     double last_t = a->wall;
     while (!crew.failed()) {
-        double left = end - now_s();
+        double left = end - monotonic_seconds();
         if (left <= 0) break;
         if (!env.sleep_for(std::min(1.0, left))) break;
-        double t = now_s();
+        double t = monotonic_seconds();
         std::uint64_t cur = total();
         report(env, fmt::format("{}: {:.0f}/{:.0f} s, {} {}/s", env.opts.name, t - a->wall, env.opts.duration_s,
                                 rate_text(double(cur - last_total) / std::max(1e-9, t - last_t)), unit));

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "hotline/util.hpp"
 #include "hotline/netns.hpp"
 #include "hotline/scenario.hpp"
 #include "hotline/workload.hpp"
@@ -62,12 +63,9 @@ private:
     GenEnv& env_;
 };
 
-// --- clocks and counters -----------------------------------------------------------------
+// --- counters (the clocks are monotonic_seconds and monotonic_ns, hotline/util.hpp) ------------
 
 inline constexpr int kIoTimeoutMs = 200;  // blocking calls wake this often to look at the stop flag
-
-double now_s();
-std::uint64_t now_ns();
 
 struct alignas(64) Counter {
     std::atomic<std::uint64_t> v{0};

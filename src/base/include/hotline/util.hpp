@@ -1,6 +1,7 @@
 // Small parsers and helpers shared by the layers.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,8 @@ std::string own_command_line();
 
 // CLOCK_MONOTONIC in seconds: the time base of snapshots and intervals.
 double monotonic_seconds();
+// The same clock in nanoseconds, for latencies.
+std::uint64_t monotonic_ns();
 
 // The whole file, or "cannot read PATH" with the errno.
 Result<std::string> read_file(const std::string& path);

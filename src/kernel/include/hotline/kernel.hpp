@@ -55,8 +55,8 @@ struct SymRange {
 // text symbols are kept (other symbols only end the function before them), names
 // live in one arena, and by-name lookup is a sorted index: a live session holds
 // this for its whole run, so it must stay a few MB for ~100k+ symbols.  By-name
-// lookup goes through sorted name hashes: sorting ~120k strings was most of the
-// start-up cost.
+// lookup goes through sorted name hashes, because sorting the names themselves
+// dominates start-up (docs/overhead.md).
 class Kallsyms {
 public:
     static Result<Kallsyms> load(const std::string& path = "/proc/kallsyms");

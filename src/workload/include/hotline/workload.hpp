@@ -48,7 +48,7 @@ private:
 struct PtyOptions {
     std::vector<int> cpus;     // the writer moves through these
     int writes_per_cpu = 64;   // writes from one CPU before moving to the next
-    double pause_us = 200;     // between writes (~3,000-4,000 writes/s)
+    double pause_us = 200;     // between writes: a steady rate, not a flood (docs/overhead.md)
 };
 
 // One byte at a time into a pty and back out of the other side, paced: every
