@@ -30,6 +30,7 @@
 #include "hotline/prometheus.hpp"
 #include "hotline/validate.hpp"
 #include "hotline/validator.hpp"
+#include "topology_fixtures.hpp"
 
 using namespace hotline;
 
@@ -130,14 +131,7 @@ std::string section(const std::string& title) { return "===== " + title + " ====
 
 // ============================================================ machine
 
-Topology two_nodes() {
-    Topology t;
-    t.cpus = {0, 1, 2, 3};
-    t.nodes = {0, 1};
-    t.cpu_node = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};
-    t.from_sysfs_nodes = true;
-    return t;
-}
+using hotline::test::two_nodes;
 
 Topology flat_two_cpus() {
     Topology t;

@@ -4,19 +4,13 @@
 
 #include "hotline/output.hpp"
 #include "hotline/util.hpp"
+#include "topology_fixtures.hpp"
 
 using namespace hotline;
 
 namespace {
 
-Topology two_nodes() {
-    Topology t;
-    t.cpus = {0, 1, 2, 3};
-    t.nodes = {0, 1};
-    t.cpu_node = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};
-    t.from_sysfs_nodes = true;
-    return t;
-}
+using hotline::test::two_nodes;
 
 Snapshot snap(double t, std::vector<std::uint64_t> calls, std::uint64_t hist5) {
     Snapshot s;
