@@ -42,3 +42,5 @@ int BPF_PROG(hl_touch_kfree_skb, struct sk_buff *skb)
 	(void)v;
 	return 0;
 }
+
+HL_EMPTY_PROG("tp_btf/tcp_destroy_sock", hl_empty_tp_tcp_destroy_sock)

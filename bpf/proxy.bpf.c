@@ -3,7 +3,11 @@
  * queue_work_on: workqueue_queue_work fires once per queued work (exact).
  * dst_release: skb free tracepoints, counting skbs that hold a refcounted dst;
  * each such free drops one dst reference, but dst_release has other callers,
- * so this proxy is partial.
+ * so this proxy is partial.  tcp_destroy_sock adds the references a TCP socket
+ * held on its routes (sk_rx_dst, the input route every connection to one local
+ * address shares, and sk_dst_cache): inet_sock_destruct drops them just after,
+ * usually on the same CPU, and this is where connection churn moves a route
+ * between CPUs on kernels whose data packets carry noref dsts.
  *
  * Each comes as a counting-only program and a _track program (counting plus
  * handoff tracking); the agent loads one of the two.  The counting programs
@@ -86,5 +90,38 @@ SEC("tp_btf/kfree_skb")
 int BPF_PROG(hl_tp_kfree_skb_track, struct sk_buff *skb)
 {
 	hl_skb_freed(skb, true);
+	return 0;
+}
+
+/* The socket's routes, each one reference dropped when the socket goes: a
+ * direct load (tp_btf's socket is a trusted BTF pointer). */
+static __always_inline void hl_sock_destroyed(struct sock *sk, bool track)
+{
+	struct hl_hits *h = hl_hits_get();
+	__u64 rx, out;
+
+	if (!h)
+		return;
+	h->t[HL_SLOT_SKB_FREE].events++;
+	rx = (__u64)sk->sk_rx_dst;
+	out = (__u64)sk->sk_dst_cache;
+	h->t[HL_SLOT_SKB_FREE].calls += (rx != 0) + (out != 0);
+	if (!track)
+		return;
+	hl_track(rx, -1);
+	hl_track(out, -1);
+}
+
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(hl_tp_tcp_destroy_sock, struct sock *sk)
+{
+	hl_sock_destroyed(sk, false);
+	return 0;
+}
+
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(hl_tp_tcp_destroy_sock_track, struct sock *sk)
+{
+	hl_sock_destroyed(sk, true);
 	return 0;
 }

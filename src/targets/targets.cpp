@@ -32,21 +32,37 @@ const std::vector<TargetDef>& builtin_targets() {
         {
             .name = "dst_release",
             .role = "drops a dst_entry reference: the refcount cache line every CPU writes",
-            // Each skb freed holding a refcounted dst drops one dst reference, but
-            // dst_release has other callers: partial.
+            // Two partial views of the references dropped, feeding one owner table
+            // so a route released by an skb on one CPU and a socket on another is
+            // one handoff.
             .proxy = TracepointProxy{
                 .fidelity = Fidelity::kPartial,
-                .description = "tp_btf consume_skb+kfree_skb: skbs freed holding a refcounted dst",
+                .description = "tp_btf consume_skb+kfree_skb: skbs freed holding a refcounted dst; "
+                               "tp_btf tcp_destroy_sock: the routes a TCP socket held (sk_rx_dst, sk_dst_cache)",
                 .programs = {{.tracepoint = "consume_skb",
                               .count = "hl_tp_consume_skb",
                               .track = "hl_tp_consume_skb_track",
                               .empty = "hl_empty_tp_consume_skb",
-                              .lead = "hl_touch_consume_skb"},
+                              .lead = "hl_touch_consume_skb",
+                              .fidelity = Fidelity::kPartial,
+                              .sees = "one dst reference per skb freed with a refcounted dst; dst_release has "
+                                      "other callers, and on >= 4.14 TCP data skbs carry noref dsts"},
                              {.tracepoint = "kfree_skb",
                               .count = "hl_tp_kfree_skb",
                               .track = "hl_tp_kfree_skb_track",
                               .empty = "hl_empty_tp_kfree_skb",
-                              .lead = "hl_touch_kfree_skb"}},
+                              .lead = "hl_touch_kfree_skb",
+                              .fidelity = Fidelity::kPartial,
+                              .sees = "as consume_skb, for dropped skbs"},
+                             {.tracepoint = "tcp_destroy_sock",
+                              .count = "hl_tp_tcp_destroy_sock",
+                              .track = "hl_tp_tcp_destroy_sock_track",
+                              .empty = "hl_empty_tp_tcp_destroy_sock",
+                              .fidelity = Fidelity::kPartial,
+                              .sees = "socket-route: the references a full TCP socket held on its input route "
+                                      "(sk_rx_dst, shared by every connection to one local address) and output "
+                                      "route; inet_sock_destruct drops them just after, on the same CPU unless "
+                                      "the last socket reference goes elsewhere; other sockets are not seen"}},
                 .hits_slot = HL_SLOT_SKB_FREE,
             },
             .object = ObjectKind::kArg,
@@ -77,7 +93,9 @@ const std::vector<TargetDef>& builtin_targets() {
                 .programs = {{.tracepoint = "workqueue_queue_work",
                               .count = "hl_tp_queue_work",
                               .track = "hl_tp_queue_work_track",
-                              .empty = "hl_empty_tp_queue_work"}},
+                              .empty = "hl_empty_tp_queue_work",
+                              .fidelity = Fidelity::kExact,
+                              .sees = "fires in __queue_work for every queue_work_on"}},
                 .hits_slot = HL_SLOT_QUEUE_WORK,
             },
             .object = ObjectKind::kArg,

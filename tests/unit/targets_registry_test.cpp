@@ -48,6 +48,11 @@ TEST(TargetsRegistry, EveryProxyNamesItsProgramsAndSlot) {
             EXPECT_FALSE(p.count.empty());
             EXPECT_FALSE(p.track.empty());
             EXPECT_FALSE(p.empty.empty());
+            EXPECT_FALSE(p.sees.empty()) << p.tracepoint << ": what its counts stand for";
+            EXPECT_NE(p.fidelity, Fidelity::kNone) << p.tracepoint;
+            EXPECT_NE(p.fidelity, Fidelity::kSampled) << p.tracepoint;
+            // Fidelity values go from exact to none: the whole is no better than a part.
+            EXPECT_GE(int(t.proxy->fidelity), int(p.fidelity)) << p.tracepoint;
             EXPECT_EQ(find_proxy_program(p.count), &p);
             EXPECT_EQ(find_proxy_program(p.track), &p);
         }
@@ -55,6 +60,20 @@ TEST(TargetsRegistry, EveryProxyNamesItsProgramsAndSlot) {
         EXPECT_TRUE(slots.insert(t.proxy->hits_slot).second) << "two proxies count into one slot";
         EXPECT_EQ(missing_proxy_programs(t), std::vector<std::string>{});
     }
+}
+
+TEST(TargetsRegistry, DstReleaseSeesSocketHeldRoutesWhereFentryIsRefused) {
+    const TargetDef* t = find_target("dst_release");
+    ASSERT_NE(t, nullptr);
+    ASSERT_TRUE(t->proxy);
+    const ProxyProgram* p = find_proxy_program("hl_tp_tcp_destroy_sock_track");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->tracepoint, "tcp_destroy_sock");
+    EXPECT_EQ(p->fidelity, Fidelity::kPartial);
+    // The socket-route programs belong to dst_release's proxy: one owner table.
+    bool in_dst_release = false;
+    for (auto& q : t->proxy->programs) in_dst_release |= &q == p;
+    EXPECT_TRUE(in_dst_release);
 }
 
 TEST(TargetsRegistry, FindsTargetsAndProxyPrograms) {

@@ -24,12 +24,16 @@ struct ProxyProgram {
     // What `cost` attaches first on this tracepoint ("": the empty program), so that
     // cold dispatch code and cold lines are not charged to the first measured variant.
     std::string lead{};
+    // What this tracepoint's counts stand for, and why at this fidelity: one
+    // proxy may join tracepoints that see different parts of the function's calls.
+    Fidelity fidelity = Fidelity::kNone;
+    std::string sees{};
     std::string attach_point() const { return "tp_btf/" + tracepoint; }
 };
 
 // Tracepoints standing in for a function that cannot be probed directly.
 struct TracepointProxy {
-    Fidelity fidelity = Fidelity::kNone;
+    Fidelity fidelity = Fidelity::kNone;  // of the whole: the weakest of its tracepoints
     std::string description{};  // the plan's attach text, e.g. "tp_btf workqueue_queue_work (...)"
     std::vector<ProxyProgram> programs{};
     // The counting programs' slot in the shared `hits` map: a compile-time constant
