@@ -194,11 +194,17 @@ Status plan_irq_affinity(const FixDef& fix, const Change& c, const ApplyTarget& 
     return ok_status();
 }
 
-Status plan_placement(const FixDef& fix, const ApplyTarget& target, ChangePlan& plan) {
+Status plan_placement(const FixDef& fix, const Change& c, const ApplyTarget& target, ChangePlan& plan) {
+    if (c.value == "cpu-local") {
+        plan.placement = Placement{{}, true,
+                                   "each CPU's flows run on that CPU at both ends, to their own address pair: "
+                                   "no route is shared between CPUs"};
+        return ok_status();
+    }
     if (target.node_cpus.empty())
         return make_error(fmt::format("fix {} confines the scenario to one node, but no node CPUs were given", fix.name),
                           EINVAL);
-    plan.placement = Placement{target.node_cpus,
+    plan.placement = Placement{target.node_cpus, false,
                                fmt::format("the scenario runs on CPUs {} (one node)", format_cpulist(target.node_cpus))};
     return ok_status();
 }
@@ -213,7 +219,7 @@ Result<ChangePlan> plan_changes(const FixDef& fix, const ApplyTarget& target) {
         case ChangeKind::kSysctl:
         case ChangeKind::kSysfs: st = plan_knob(fix, c, target, plan); break;
         case ChangeKind::kIrqAffinity: st = plan_irq_affinity(fix, c, target, plan); break;
-        case ChangeKind::kCpuPlacement: st = plan_placement(fix, target, plan); break;
+        case ChangeKind::kCpuPlacement: st = plan_placement(fix, c, target, plan); break;
         }
         if (!st) return st.error();
     }

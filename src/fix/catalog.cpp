@@ -147,6 +147,7 @@ private:
     Result<Check> parse_check(const TomlValue& t, const std::string& what) const;
     Result<Change> parse_change(const TomlValue& t) const;
     Result<Criterion> parse_criterion(const TomlValue& t, CriterionKind kind) const;
+    Result<Precondition> parse_precondition(const TomlValue& t) const;
     Result<FixDef> parse_fix(const TomlValue& t) const;
     Status parse_fix_header(const TomlValue& t, FixDef& f) const;
     Result<Reference> parse_reference(const TomlValue& r) const;
@@ -243,9 +244,11 @@ Result<Change> Parser::parse_change(const TomlValue& t) const {
             if (auto rp = knob_relpath(kk, *v); !rp) return err(*t.get(key), rp.error().what, rp.error().hint);
             c.knob = knob_display(kk, *v);
         } else {
-            if (*v != "one-node")
+            bool cpu_local = kind == ChangeKind::kCpuPlacement && *v == "cpu-local";
+            if (*v != "one-node" && !cpu_local)
                 return err(*t.get(key), fmt::format("{} = \"{}\" is not supported", key, *v),
-                           "the only placement is \"one-node\"");
+                           kind == ChangeKind::kCpuPlacement ? "cpu_placement is \"one-node\" or \"cpu-local\""
+                                                             : "the only IRQ affinity is \"one-node\"");
             c.value = *v;
         }
     }
@@ -333,6 +336,27 @@ Result<Criterion> Parser::parse_criterion(const TomlValue& t, CriterionKind kind
     return c;
 }
 
+Result<Precondition> Parser::parse_precondition(const TomlValue& t) const {
+    const std::string what = "[[fix.precondition]]";
+    if (auto k = only_keys(t, {"metric", "at_least", "why"}, what); !k) return k.error();
+    Precondition p;
+    p.source = where(t);
+    auto m = get_metrics(t, what);
+    if (!m) return m.error();
+    p.metrics = std::move(*m);
+    const TomlValue* floor = t.get("at_least");
+    if (!floor) return err(t, what + " needs \"at_least\"", "the baseline's floor, e.g. at_least = 0.1");
+    if (floor->kind == TomlValue::Kind::kFloat) p.at_least = floor->floating;
+    else if (floor->kind == TomlValue::Kind::kInteger) p.at_least = double(floor->integer);
+    else return err(*floor, "\"at_least\" must be a number", "e.g. at_least = 0.1");
+    if (!std::isfinite(p.at_least) || p.at_least <= 0)
+        return err(*floor, "\"at_least\" must be above 0: a floor of 0 is always reached");
+    auto why = get_string(t, "why", true, what);
+    if (!why) return why.error();
+    p.why = *why;
+    return p;
+}
+
 Status Parser::parse_fix_header(const TomlValue& t, FixDef& f) const {
     const std::string what = "[[fix]]";
     auto name = get_string(t, "name", true, what);
@@ -401,6 +425,7 @@ void Parser::parse_fix_tables(const TomlValue& t, FixDef& f) const {
         (void)each_table(t, key, [&, dest = dest](const TomlValue& c) { return into(*dest, parse_check(c, what)); });
     }
     (void)each_table(t, "change", [&](const TomlValue& c) { return into(f.changes, parse_change(c)); });
+    (void)each_table(t, "precondition", [&](const TomlValue& c) { return into(f.preconditions, parse_precondition(c)); });
     for (auto [key, kind] : {std::pair{"expect", CriterionKind::kExpect}, std::pair{"guardrail", CriterionKind::kGuardrail},
                              std::pair{"report", CriterionKind::kReport}})
         (void)each_table(t, key, [&, kind = kind](const TomlValue& c) { return into(f.criteria, parse_criterion(c, kind)); });
@@ -419,12 +444,14 @@ Status Parser::check_fix_rules(const TomlValue& t, const FixDef& f) const {
         return err(t, in + " is a kernel-pair fix: it cannot have [[fix.change]] tables");
     if (f.mode == FixMode::kRuntime && !f.fixed_when.empty())
         return err(t, in + ": [[fix.fixed_when]] only goes with kernel-pair fixes");
+    if (f.mode == FixMode::kKernelPair && !f.preconditions.empty())
+        return err(t, in + ": [[fix.precondition]] judges baseline trials, which only runtime fixes have");
     return ok_status();
 }
 
 Result<FixDef> Parser::parse_fix(const TomlValue& t) const {
     if (auto st = only_keys(t, {"name", "mode", "summary", "description", "scenarios", "reference", "check",
-                                "fixed_when", "change", "expect", "guardrail", "report"},
+                                "fixed_when", "change", "precondition", "expect", "guardrail", "report"},
                             "[[fix]]");
         !st)
         return st.error();

@@ -1,6 +1,7 @@
 #include "hotline/verdict.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace hotline {
 
@@ -30,6 +31,29 @@ std::string Criterion::describe() const {
     case CriterionKind::kReport: return m + " (reported)";
     }
     return m;
+}
+
+std::string Precondition::describe() const {
+    std::string m = metrics.empty() ? "?" : metrics.front();
+    for (std::size_t i = 1; i < metrics.size(); ++i) m += " (or " + metrics[i] + ")";
+    return fmt::format("{} >= {:g} in the baseline", m, at_least);
+}
+
+std::string_view to_string(PreconditionState s) {
+    switch (s) {
+    case PreconditionState::kPending: return "pending";
+    case PreconditionState::kHeld: return "held";
+    case PreconditionState::kFailed: return "failed";
+    }
+    return "?";
+}
+
+std::string PreconditionResult::describe() const {
+    const std::string& m = metric.empty() ? (precondition.metrics.empty() ? "?" : precondition.metrics.front()) : metric;
+    if (metric.empty()) return fmt::format("{}: not measured in the baseline", m);
+    return fmt::format("{}: median {:.3g} of {} baseline trial{} ({:.3g}) {} {:g}", m, median, values.size(),
+                       values.size() == 1 ? "" : "s", fmt::join(values, ", "),
+                       median >= precondition.at_least ? ">=" : "<", precondition.at_least);
 }
 
 std::string_view to_string(CriterionKind k) {

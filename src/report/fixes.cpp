@@ -57,6 +57,10 @@ nlohmann::json to_json(const FixDef& f) {
         changes.push_back({{"kind", std::string(to_string(c.kind))}, {"knob", c.knob}, {"value", c.value},
                            {"scope", std::string(to_string(c.scope))}, {"optional", c.optional},
                            {"description", c.describe()}, {"note", c.note}, {"source", c.source}});
+    // Only fixes that state one carry the key, so older verdicts keep their shape.
+    for (auto& p : f.preconditions)
+        j["preconditions"].push_back({{"metrics", p.metrics}, {"at_least", p.at_least}, {"why", p.why},
+                                      {"description", p.describe()}, {"source", p.source}});
     auto& crit = j["criteria"] = nlohmann::json::array();
     for (auto& c : f.criteria) crit.push_back(criterion_json(c));
     return j;
@@ -112,6 +116,10 @@ void render_fix_text(std::ostream& os, const FixDef& f, const Applicability* her
     if (!f.changes.empty()) {
         os << "\nchanges:\n";
         for (auto& c : f.changes) os << "  " << c.describe() << (c.note.empty() ? "" : "  -- " + c.note) << "\n";
+    }
+    if (!f.preconditions.empty()) {
+        os << "\nthe baseline must show:\n";
+        for (auto& p : f.preconditions) os << "  " << p.describe() << "  -- else: " << p.why << "\n";
     }
     os << "\ncriteria:\n";
     for (auto& c : f.criteria)

@@ -81,6 +81,9 @@ void render_verdict_text(std::ostream& os, const VerdictReport& r) {
                           r.baseline_trials, r.candidate_trials, r.mode == "trials" ? " (ABAB)" : "",
                           r.options.confidence * 100, r.options.seed);
     }
+    if (!r.preconditions.empty()) os << "\n";
+    for (auto& p : r.preconditions)
+        os << fmt::format("  precondition {} ({})\n", to_string(p.state), p.describe());
     if (!r.criteria.empty()) {
         os << fmt::format("\n  {:<9} {:<56} {:>10} {:>10} {:>7} {:>17}  {}\n", "kind", "criterion", "baseline",
                           "fix", "ratio", "CI", "verdict");
@@ -161,6 +164,16 @@ nlohmann::json verdict_to_json(const VerdictReport& r) {
         if (c.hl_ratio) e["hodges_lehmann_ratio"] = jnum(*c.hl_ratio);
         cj.push_back(std::move(e));
     }
+    // Only for fixes that state preconditions, so other verdicts keep their shape.
+    for (auto& p : r.preconditions)
+        j["preconditions"].push_back({{"description", p.precondition.describe()},
+                                      {"metric", p.metric},
+                                      {"at_least", p.precondition.at_least},
+                                      {"values", p.values},
+                                      {"median", jnum(p.median)},
+                                      {"state", std::string(to_string(p.state))},
+                                      {"why", p.precondition.why},
+                                      {"source", p.precondition.source}});
     auto& tj = j["trials"] = nlohmann::json::array();
     for (std::size_t i = 0; i < r.trials.size(); ++i) {
         nlohmann::json m = nlohmann::json::object();

@@ -183,6 +183,28 @@ VerdictReport evaluate(const std::string& fix, const std::vector<Criterion>& cri
     return rep;
 }
 
+PreconditionResult judge_precondition(const Precondition& p, const std::vector<Trial>& trials) {
+    PreconditionResult r;
+    r.precondition = p;
+    std::vector<Trial> first;
+    for (auto& t : trials)
+        if (t.arm == Arm::kBaseline && int(first.size()) < kPreconditionTrials) first.push_back(t);
+    for (std::size_t n = 1; n <= first.size(); ++n) {
+        Criterion as_metric;
+        as_metric.metrics = p.metrics;
+        Picked pk = pick_metric(as_metric, std::vector<Trial>(first.begin(), first.begin() + long(n)));
+        r.metric = pk.metric;
+        r.values = pk.a;
+        r.median = pk.a.empty() ? 0 : median(pk.a);
+        if (!pk.metric.empty() && r.median >= p.at_least) {
+            r.state = PreconditionState::kHeld;
+            return r;
+        }
+    }
+    r.state = int(first.size()) >= kPreconditionTrials ? PreconditionState::kFailed : PreconditionState::kPending;
+    return r;
+}
+
 VerdictReport not_applicable_report(const std::string& fix, const std::vector<Criterion>& criteria,
                                     const std::string& reason) {
     VerdictReport rep;
@@ -199,20 +221,43 @@ VerdictReport not_applicable_report(const std::string& fix, const std::vector<Cr
     return rep;
 }
 
-Validation::Validation(std::string fix, std::vector<Criterion> criteria, ValidateOptions opts)
-    : fix_(std::move(fix)), criteria_(std::move(criteria)), opts_(opts) {}
+Validation::Validation(std::string fix, std::vector<Criterion> criteria, ValidateOptions opts,
+                       std::vector<Precondition> preconditions)
+    : fix_(std::move(fix)), criteria_(std::move(criteria)), opts_(opts), preconditions_(std::move(preconditions)) {}
+
+std::vector<PreconditionResult> Validation::judge_preconditions() const {
+    std::vector<PreconditionResult> out;
+    for (auto& p : preconditions_) out.push_back(judge_precondition(p, trials_));
+    return out;
+}
+
+bool Validation::preconditions_pending() const {
+    auto r = judge_preconditions();
+    return std::any_of(r.begin(), r.end(), [](auto& p) { return p.state == PreconditionState::kPending; });
+}
+
+const PreconditionResult* Validation::failed_precondition(const std::vector<PreconditionResult>& r) const {
+    for (auto& p : r)
+        if (p.state == PreconditionState::kFailed) return &p;
+    return nullptr;
+}
 
 int Validation::count(Arm a) const {
     return int(std::count_if(trials_.begin(), trials_.end(), [&](const Trial& t) { return t.arm == a; }));
 }
 
 Arm Validation::next_arm() const {
+    // No fix trial changes the kernel before the baseline shows something to remove.
+    if (preconditions_pending()) return Arm::kBaseline;
     return count(Arm::kBaseline) <= count(Arm::kCandidate) ? Arm::kBaseline : Arm::kCandidate;
 }
 
 void Validation::add_trial(Trial t) { trials_.push_back(std::move(t)); }
 
 std::string Validation::stop_reason() const {
+    auto pre = judge_preconditions();
+    if (auto* f = failed_precondition(pre))
+        return fmt::format("the baseline shows nothing for the fix to remove ({})", f->describe());
     int nb = count(Arm::kBaseline), nc = count(Arm::kCandidate);
     if (nb >= opts_.max_each && nc >= opts_.max_each)
         return fmt::format("reached the maximum of {} trials per arm", opts_.max_each);
@@ -233,6 +278,11 @@ bool Validation::finished() const { return !stop_reason().empty(); }
 
 VerdictReport Validation::report() const {
     VerdictReport r = evaluate(fix_, criteria_, trials_, opts_);
+    r.preconditions = judge_preconditions();
+    if (auto* f = failed_precondition(r.preconditions)) {
+        r.overall = Verdict::kNotApplicable;
+        r.reason = fmt::format("{}: {}", f->describe(), f->precondition.why);
+    }
     std::string why = stop_reason();
     if (!why.empty()) r.notes.push_back("stopped: " + why);
     return r;
@@ -242,6 +292,8 @@ std::string Validation::progress_line() const {
     VerdictReport r = evaluate(fix_, criteria_, trials_, opts_);
     std::string s = fmt::format("{} trials (baseline {}, fix {})", trials_.size(), r.baseline_trials,
                                 r.candidate_trials);
+    for (auto& p : judge_preconditions())
+        if (p.state != PreconditionState::kHeld) s += fmt::format("; precondition {} ({})", to_string(p.state), p.describe());
     for (auto& c : r.criteria) {
         if (!c.criterion.required()) continue;
         std::string name = c.metric.empty() ? (c.criterion.metrics.empty() ? "?" : c.criterion.metrics[0]) : c.metric;

@@ -218,6 +218,77 @@ TEST(Validation, AlternatesArmsStartingWithBaseline) {
                                       Arm::kBaseline, Arm::kCandidate}));
 }
 
+static Precondition baseline_floor(const std::string& m, double at_least) {
+    Precondition p;
+    p.metrics = {m};
+    p.at_least = at_least;
+    p.why = "nothing to remove";
+    return p;
+}
+
+TEST(Precondition, HeldAtOnceWhenTheFirstBaselineReachesTheFloor) {
+    std::vector<Trial> t = {{Arm::kBaseline, {{"h.x", 1.8}}, ""}};
+    PreconditionResult r = judge_precondition(baseline_floor("h.x", 0.1), t);
+    EXPECT_EQ(r.state, PreconditionState::kHeld);
+    EXPECT_EQ(r.values, std::vector<double>{1.8});
+    EXPECT_EQ(judge_precondition(baseline_floor("h.x", 0.1), {}).state, PreconditionState::kPending);
+}
+
+TEST(Precondition, FailsAfterThreeBaselineTrialsBelowTheFloorWithTheNumbers) {
+    std::vector<Trial> t;
+    for (double v : {0.0, 0.02}) t.push_back({Arm::kBaseline, {{"h.x", v}}, ""});
+    EXPECT_EQ(judge_precondition(baseline_floor("h.x", 0.1), t).state, PreconditionState::kPending);
+    t.push_back({Arm::kBaseline, {{"h.x", 0.01}}, ""});
+    t.push_back({Arm::kBaseline, {{"h.x", 5.0}}, ""});  // past the judged trials: ignored
+    PreconditionResult r = judge_precondition(baseline_floor("h.x", 0.1), t);
+    EXPECT_EQ(r.state, PreconditionState::kFailed);
+    EXPECT_EQ(r.values, (std::vector<double>{0.0, 0.02, 0.01}));
+    EXPECT_EQ(r.describe(), "h.x: median 0.01 of 3 baseline trials (0, 0.02, 0.01) < 0.1");
+}
+
+TEST(Precondition, OneLowTrialIsNotEnoughAndUnmeasuredFails) {
+    std::vector<Trial> t = {{Arm::kBaseline, {{"h.x", 0.0}}, ""}, {Arm::kBaseline, {{"h.x", 0.5}}, ""}};
+    EXPECT_EQ(judge_precondition(baseline_floor("h.x", 0.1), t).state, PreconditionState::kHeld);  // median 0.25
+    std::vector<Trial> none(3, Trial{Arm::kBaseline, {{"other.y", 1.0}}, ""});
+    PreconditionResult r = judge_precondition(baseline_floor("h.x", 0.1), none);
+    EXPECT_EQ(r.state, PreconditionState::kFailed);
+    EXPECT_EQ(r.describe(), "h.x: not measured in the baseline");
+}
+
+TEST(Validation, NothingToRemoveStopsWithinThreeBaselineTrialsBeforeAnyFixTrial) {
+    Validation v("f", {expect_down("h.x", 0.95)}, {}, {baseline_floor("h.x", 0.1)});
+    int trials = 0;
+    while (!v.finished()) {
+        ASSERT_EQ(v.next_arm(), Arm::kBaseline) << "no fix trial before the baseline shows something";
+        v.add_trial({Arm::kBaseline, {{"h.x", 0.001}}, ""});
+        ASSERT_LE(++trials, kPreconditionTrials);
+    }
+    EXPECT_EQ(trials, kPreconditionTrials);
+    VerdictReport r = v.report();
+    EXPECT_EQ(r.overall, Verdict::kNotApplicable);
+    EXPECT_EQ(exit_code(r.overall), 3);
+    EXPECT_NE(r.reason.find("median 0.001 of 3 baseline trials"), std::string::npos) << r.reason;
+    EXPECT_NE(r.reason.find("nothing to remove"), std::string::npos) << r.reason;
+    ASSERT_EQ(r.preconditions.size(), 1u);
+    auto j = verdict_to_json(r);
+    EXPECT_EQ(j["verdict"], "NOT-APPLICABLE");
+    EXPECT_EQ(j["preconditions"][0]["state"], "failed");
+    EXPECT_EQ(j["preconditions"][0]["values"].size(), 3u);
+}
+
+TEST(Validation, AHeldPreconditionLeavesTheAbabScheduleAlone) {
+    Validation v("f", {expect_down("h.x", 0.95)}, {}, {baseline_floor("h.x", 0.1)});
+    std::vector<Arm> seen;
+    for (int i = 0; i < 4; ++i) {
+        Arm a = v.next_arm();
+        seen.push_back(a);
+        v.add_trial({a, {{"h.x", a == Arm::kBaseline ? 1.8 : 0.0}}, ""});
+    }
+    EXPECT_EQ(seen, (std::vector<Arm>{Arm::kBaseline, Arm::kCandidate, Arm::kBaseline, Arm::kCandidate}));
+    EXPECT_EQ(v.report().preconditions.at(0).state, PreconditionState::kHeld);
+    EXPECT_FALSE(verdict_to_json(Validation("g", {expect_down("h.x", 0.5)}, {}).report()).contains("preconditions"));
+}
+
 TEST(Validation, ClearEffectStopsAtTheMinimum) {
     Rng rng(15);
     auto a = normal(rng, 20, 100, 2), b = normal(rng, 20, 20, 2);

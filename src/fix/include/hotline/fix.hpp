@@ -52,7 +52,8 @@ std::string_view to_string(ChangeKind k);
 struct Change {
     ChangeKind kind = ChangeKind::kSysctl;
     std::string knob;    // sysctl name / path under /sys; empty for placement and IRQs
-    std::string value;   // what to write; "one-node" for placement and IRQ affinity
+    // What to write; placement: "one-node" or "cpu-local"; IRQ affinity: "one-node".
+    std::string value;
     Scope scope = Scope::kNetns;
     bool optional = false;  // "where any": nothing to change is a note, not an error
     std::string note;
@@ -70,6 +71,8 @@ struct FixDef {
     std::vector<Check> checks;      // all must hold on a kernel for the fix to apply there
     std::vector<Check> fixed_when;  // kernel pairs: all hold on a kernel that carries the fix
     std::vector<Change> changes;
+    // What the baseline must show for the fix to have anything to remove.
+    std::vector<Precondition> preconditions;
     std::vector<Criterion> criteria;  // expect, guardrail and report, in file order
     std::string source;               // "builtin:12" or "DIR/file.toml:3"
 };
@@ -167,7 +170,10 @@ struct ApplyTarget {
 
 // CPU placement the scenario must use for the fix arm (not a system write).
 struct Placement {
-    std::vector<int> cpus;
+    std::vector<int> cpus;  // empty: the scenario's own CPUs
+    // Each CPU's flows keep both ends on that CPU and talk over their own address
+    // pair, so no route (nor its refcount line) is shared between CPUs.
+    bool per_cpu_routes = false;
     std::string note;
 };
 

@@ -40,6 +40,34 @@ struct Criterion {
     bool required() const { return kind != CriterionKind::kReport; }
 };
 
+// What a fix's baseline must show for the fix to have anything to remove: the
+// first baseline trials decide, before any fix trial changes the kernel.
+struct Precondition {
+    std::vector<std::string> metrics;  // alternatives, as in Criterion: the first measured is used
+    double at_least = 0;               // the baseline median must reach this
+    std::string why;                   // said when it does not: what the fix would have removed
+    std::string source;
+    // "handoff.dst_release.cross_cpu_per_op >= 0.1 in the baseline"
+    std::string describe() const;
+};
+
+// Baseline trials the preconditions may take before they decide (the first one
+// that reaches every floor decides at once).
+inline constexpr int kPreconditionTrials = 3;
+
+enum class PreconditionState { kPending, kHeld, kFailed };
+std::string_view to_string(PreconditionState s);  // pending, held, failed
+
+struct PreconditionResult {
+    Precondition precondition;
+    std::string metric;          // the alternative used; empty when none was measured
+    std::vector<double> values;  // the baseline trials it was judged on, in order
+    double median = 0;
+    PreconditionState state = PreconditionState::kPending;
+    // "handoff.dst_release.cross_cpu_per_op: median 0.002 of 3 baseline trials (0, 0.004, 0.002) < 0.1"
+    std::string describe() const;
+};
+
 std::string_view to_string(CriterionKind k);
 std::string_view to_string(Better b);
 
@@ -92,6 +120,7 @@ struct VerdictReport {
     Verdict overall = Verdict::kInconclusive;
     std::string reason;           // one line on why the overall verdict is what it is
     std::vector<CriterionResult> criteria;
+    std::vector<PreconditionResult> preconditions;  // the fix's, judged on the first baseline trials
     int baseline_trials = 0;
     int candidate_trials = 0;
     ValidateOptions options;

@@ -60,6 +60,12 @@ CriterionResult evaluate_criterion(const Criterion& c, const std::vector<Trial>&
 VerdictReport not_applicable_report(const std::string& fix, const std::vector<Criterion>& criteria,
                                     const std::string& reason);
 
+// Judges a fix's preconditions on the first kPreconditionTrials baseline trials:
+// held as soon as the median of the first n reaches the floor, failed when none
+// of the first kPreconditionTrials did (or the metric was never measured),
+// pending before that.
+PreconditionResult judge_precondition(const Precondition& p, const std::vector<Trial>& trials);
+
 // The validator loop's state: which arm runs next (ABAB...), when to stop.
 //
 //   Validation v(fix.name, fix.criteria(), opts);
@@ -72,12 +78,15 @@ VerdictReport not_applicable_report(const std::string& fix, const std::vector<Cr
 //   VerdictReport r = v.report();
 class Validation {
 public:
-    Validation(std::string fix, std::vector<Criterion> criteria, ValidateOptions opts);
+    Validation(std::string fix, std::vector<Criterion> criteria, ValidateOptions opts,
+               std::vector<Precondition> preconditions = {});
 
     Arm next_arm() const;
     void add_trial(Trial t);
     // True when both arms have min_each trials in complete pairs and every required
     // criterion is decided (or one failed and stop_on_fail), or max_each is reached.
+    // A failed precondition finishes the run at once (the verdict is NOT-APPLICABLE);
+    // while one is pending, the next trial is a baseline trial.
     bool finished() const;
     std::string stop_reason() const;  // why finished() is true, empty otherwise
     VerdictReport report() const;
@@ -89,7 +98,12 @@ private:
     std::string fix_;
     std::vector<Criterion> criteria_;
     ValidateOptions opts_;
+    std::vector<Precondition> preconditions_;
     std::vector<Trial> trials_;
+
+    std::vector<PreconditionResult> judge_preconditions() const;
+    bool preconditions_pending() const;
+    const PreconditionResult* failed_precondition(const std::vector<PreconditionResult>& r) const;
 };
 
 }  // namespace hotline
