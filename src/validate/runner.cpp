@@ -145,6 +145,9 @@ std::optional<std::string> Run::plan_fix(const Topology& topo) {
     auto plan = plan_changes(fix_, target);
     if (!plan) return plan.error().message();
     plan_ = std::move(*plan);
+    if (plan_.placement && plan_.placement->per_cpu_routes && !find_scenario(so_.name)->per_cpu_routes)
+        return fmt::format("fix {} gives each CPU's flows their own routes, which the {} scenario cannot; use "
+                           "--scenario tcp-crr", fix_.name, so_.name);
     for (auto& n : plan_.notes) notes_.push_back(n);
     return std::nullopt;
 }
@@ -216,9 +219,13 @@ std::optional<ValidatorOutcome> Run::restore_after_fix(const Validation& v, int 
 
 std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial_no) {
     std::vector<int> cpus;
-    if (arm == Arm::kCandidate && plan_.placement) cpus = plan_.placement->cpus;
+    bool per_cpu_routes = false;
+    if (arm == Arm::kCandidate && plan_.placement) {
+        cpus = plan_.placement->cpus;
+        per_cpu_routes = plan_.placement->per_cpu_routes;
+    }
     auto a = session_->read();
-    Status begun = a ? scen_->begin_run(cpus) : Status(a.error());
+    Status begun = a ? scen_->begin_run(cpus, per_cpu_routes) : Status(a.error());
     int sig = 0;
     if (begun)
         while (!scen_->done())
@@ -261,7 +268,10 @@ ValidatorOutcome Run::verdict(const Validation& v) const {
     out.report.context = context_;
     out.report.context["trial_s"] = o_.trial_s;
     out.report.context["scenario_params"] = nlohmann::json{{"name", so_.name}, {"cpus", so_.cpus}, {"loopback", so_.loopback}};
-    if (plan_.placement) out.report.context["scenario_params"]["fix_cpus"] = plan_.placement->cpus;
+    if (plan_.placement && !plan_.placement->cpus.empty())
+        out.report.context["scenario_params"]["fix_cpus"] = plan_.placement->cpus;
+    if (plan_.placement && plan_.placement->per_cpu_routes)
+        out.report.context["scenario_params"]["fix_per_cpu_routes"] = true;
     for (auto& n : notes_) out.report.notes.push_back(n);
     if (journal_->pending() == 0) out.report.notes.push_back("every changed knob is back to its original value");
     out.exit_code = exit_code(out.report.overall);
@@ -269,7 +279,7 @@ ValidatorOutcome Run::verdict(const Validation& v) const {
 }
 
 ValidatorOutcome Run::trials() {
-    Validation v(fix_.name, fix_.criteria, o_.validate);
+    Validation v(fix_.name, fix_.criteria, o_.validate, fix_.preconditions);
     int trial_no = 0;
     while (!v.finished()) {
         Arm arm = v.next_arm();

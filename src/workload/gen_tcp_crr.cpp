@@ -1,6 +1,7 @@
 // The tcp-crr scenario: netperf TCP_CRR's shape, the pattern behind the 2023 dst
 // false-sharing fix: connect, one request, one response, close, to one server
-// address.  N client/server pairs per CPU; the server closes first, so
+// address (or, with per-CPU routes, one address pair per CPU).  N client/server
+// pairs per CPU, both ends on that CPU; the server closes first, so
 // TIME_WAIT stays on the server side and the client never runs out of
 // ephemeral ports.
 #include <sys/socket.h>
@@ -90,7 +91,13 @@ bool start_pairs(GenEnv& env, Crew& crew, std::vector<std::unique_ptr<Counter>>&
     const int nflows = o.flows_per_cpu;
     const int pairs = int(o.cpus.size()) * nflows;
     for (int i = 0; i < pairs; ++i) conns.push_back(std::make_unique<Counter>());
-    auto shape = [&](int i) { return PairShape{{env.net.server_addr(), kCrrPortBase + i}, std::size_t(o.msg_size)}; };
+    // Per-CPU routes: the pair's CPU's own server address (the client's source
+    // address follows from its subnet), so no two CPUs share a route.
+    auto shape = [&](int i) {
+        int cpu = o.cpus[std::size_t(i / nflows)];
+        auto own = o.per_cpu_routes ? env.net.cpu_server_addr(cpu) : std::nullopt;
+        return PairShape{{own.value_or(env.net.server_addr()), kCrrPortBase + i}, std::size_t(o.msg_size)};
+    };
     for (int i = 0; i < pairs; ++i)
         crew.spawn(kReceiver, o.cpus[std::size_t(i / nflows)], env.net.server(),
                    [&crew, s = shape(i)] { server(crew, s); });

@@ -44,6 +44,7 @@ std::atomic<bool> g_network_active{false};
 
 constexpr const char* kClientAddr = "10.201.0.1";
 constexpr const char* kServerAddr = "10.201.0.2";
+constexpr const char* kCpuRoutePrefix = "10.202";  // 10.202.<cpu>.1 client, .2 server
 
 std::vector<std::string> list_dir(const std::string& dir) {
     std::vector<std::string> out;
@@ -383,6 +384,32 @@ Result<std::unique_ptr<Network>> Network::create(const NetworkOptions& opts) {
     net->client_addr_ = kClientAddr;
     net->server_addr_ = kServerAddr;
     return net;
+}
+
+Status Network::add_cpu_routes(const std::vector<int>& cpus) {
+    if (loopback_) return make_error("per-CPU routes need the veth network: loopback has one local route", EINVAL,
+                                     "drop --loopback");
+    for (int cpu : cpus) {
+        if (cpu_server_addrs_.count(cpu)) continue;
+        if (cpu < 0 || cpu > 255)
+            return make_error(fmt::format("per-CPU routes number subnets by CPU: CPU {} is above 255", cpu), EINVAL,
+                              "give --cpus within 0-255");
+        std::string net = fmt::format("{}.{}", kCpuRoutePrefix, cpu);
+        std::vector<std::vector<std::string>> steps = {
+            {"-n", client_->name(), "addr", "add", net + ".1/24", "dev", client_link_},
+            {"-n", server_->name(), "addr", "add", net + ".2/24", "dev", server_link_},
+        };
+        for (auto& step : steps)
+            if (auto st = run_ip(step); !st) return st;
+        cpu_server_addrs_[cpu] = net + ".2";
+    }
+    return ok_status();
+}
+
+std::optional<std::string> Network::cpu_server_addr(int cpu) const {
+    auto it = cpu_server_addrs_.find(cpu);
+    if (it == cpu_server_addrs_.end()) return std::nullopt;
+    return it->second;
 }
 
 Status Network::set_sysctl(bool client_side, const std::string& key, const std::string& value, bool optional) {

@@ -46,6 +46,7 @@ const std::vector<ScenarioDef>& scenario_registry() {
          .always_nodelay = true,
          .ops = OpsUnit::kConnections,
          .live_ops = true,
+         .per_cpu_routes = true,
          .run = detail::run_tcp_crr},
         {.name = "irq-lat",
          .summary = "second report: single-stream TCP request/response over a 4K..1M sweep; p50/p90/p99/p999 per size",

@@ -228,13 +228,19 @@ Result<std::unique_ptr<Scenario>> Scenario::prepare(ScenarioOptions opts, Progre
     return std::unique_ptr<Scenario>(new Scenario(std::move(impl)));
 }
 
-Status Scenario::begin_run(const std::vector<int>& cpus) {
+Status Scenario::begin_run(const std::vector<int>& cpus, bool per_cpu_routes) {
     auto& im = *impl_;
+    if (per_cpu_routes && !im.def->per_cpu_routes)
+        return make_error(fmt::format("the {} scenario has no per-CPU routes", im.opts.name), EINVAL,
+                          "use a scenario that has them: tcp-crr");
     if (im.stopped) return make_error("scenario already stopped", EINVAL);
     if (im.coordinator.joinable()) return make_error("a run of the scenario is still going; end_run() it first", EBUSY);
     if (im.outcome && im.def->command_is_traffic)
         return make_error(fmt::format("the {} scenario runs its command once", im.opts.name), EINVAL);
     im.opts.cpus = cpus.empty() ? im.base_cpus : cpus;
+    if (per_cpu_routes)
+        if (auto st = im.net->add_cpu_routes(im.opts.cpus); !st) return st;
+    im.opts.per_cpu_routes = per_cpu_routes;
     im.stop = false;
     im.finished = false;
     im.outcome.reset();
@@ -283,6 +289,7 @@ nlohmann::json Scenario::params() const {
                         {"duration_s", o.duration_s},
                         {"cpus", o.cpus},
                         {"loopback", o.loopback}};
+    if (o.per_cpu_routes) p["per_cpu_routes"] = true;
     const unsigned read = shape_options_read(o);
     if (read & kOptFlowsPerCpu) p["flows_per_cpu"] = o.flows_per_cpu;
     if (read & kOptMsgSize) p["msg_size"] = o.msg_size;

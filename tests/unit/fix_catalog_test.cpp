@@ -62,10 +62,10 @@ const std::string kExpect = "[[fix.expect]]\nmetric = \"m.x\"\ndown = \"50%\"\n"
 
 TEST(FixCatalog, BuiltinHasTheInitialEntries) {
     FixCatalog cat = builtin();
-    for (auto n : {"tcp-low-latency", "early-demux-off", "numa-local", "prequeue-dst-drop",
+    for (auto n : {"tcp-low-latency", "early-demux-off", "numa-local", "cpu-local", "prequeue-dst-drop",
                    "dst-refcnt-false-sharing", "random-mix-timer"})
         EXPECT_NE(cat.find(n), nullptr) << n;
-    EXPECT_EQ(cat.fixes().size(), 6u);
+    EXPECT_EQ(cat.fixes().size(), 7u);
     for (auto& f : cat.fixes()) {
         EXPECT_FALSE(f.summary.empty()) << f.name;
         EXPECT_TRUE(std::any_of(f.criteria.begin(), f.criteria.end(),
@@ -229,6 +229,71 @@ TEST(FixPlan, NumaLocalPlacesTheScenarioAndPinsIrqsWhereAny) {
     EXPECT_EQ(p->writes[0].kind, KnobKind::kIrqAffinity);
     EXPECT_EQ(p->writes[0].name, "24");
     EXPECT_EQ(p->writes[0].value, "2-3");
+}
+
+// Placement fixes: the handoffs they exist to remove are the first criterion and
+// the baseline must show them; throughput and CPU per operation only guard.
+TEST(FixCatalog, PlacementFixesJudgeContentionFirstAndNeedItInTheBaseline) {
+    FixCatalog cat = builtin();
+    for (auto n : {"numa-local", "cpu-local"}) {
+        SCOPED_TRACE(n);
+        const FixDef& f = *cat.find(n);
+        ASSERT_FALSE(f.criteria.empty());
+        const Criterion& first = f.criteria.front();
+        EXPECT_EQ(first.kind, CriterionKind::kExpect);
+        ASSERT_EQ(first.metrics.size(), 1u);
+        EXPECT_EQ(first.metrics[0].rfind("handoff.", 0), 0u) << first.metrics[0];
+        ASSERT_EQ(f.preconditions.size(), 1u);
+        EXPECT_EQ(f.preconditions[0].metrics, first.metrics) << "the baseline must show what the fix removes";
+        EXPECT_GT(f.preconditions[0].at_least, 0);
+        EXPECT_FALSE(f.preconditions[0].why.empty());
+        for (auto& c : f.criteria)
+            if (c.metrics[0].rfind("scenario.", 0) == 0) EXPECT_NE(c.kind, CriterionKind::kExpect) << c.describe();
+    }
+    const FixDef& local = *cat.find("cpu-local");
+    EXPECT_NE(local.summary.find("analogue of numa-local"), std::string::npos);
+    EXPECT_EQ(local.scenarios, std::vector<std::string>{"tcp-crr"});
+    EXPECT_EQ(local.criteria.front().metrics[0], "handoff.dst_release.cross_cpu_per_op");
+    EXPECT_DOUBLE_EQ(local.criteria.front().threshold(), 0.05);
+}
+
+TEST(FixPlan, CpuLocalKeepsTheScenarioCpusAndGivesEachItsOwnRoutes) {
+    FixCatalog cat = builtin();
+    ApplyTarget t;
+    t.node_cpus = {0, 1};
+    auto p = plan_changes(*cat.find("cpu-local"), t);
+    ASSERT_TRUE(p) << p.error().message();
+    ASSERT_TRUE(p->placement);
+    EXPECT_TRUE(p->placement->cpus.empty()) << "every CPU stays busy";
+    EXPECT_TRUE(p->placement->per_cpu_routes);
+    EXPECT_TRUE(p->writes.empty());
+    auto numa = plan_changes(*cat.find("numa-local"), t);
+    ASSERT_TRUE(numa);
+    EXPECT_FALSE(numa->placement->per_cpu_routes);
+}
+
+TEST(FixCatalogDir, PreconditionsAreParsedAndChecked) {
+    TempDir d;
+    d.write("p.toml", wrap_fix(kChange + "[[fix.precondition]]\nmetric = [\"h.a\", \"h.b\"]\nat_least = 0.25\n"
+                               "why = \"nothing to remove\"\n" + kExpect));
+    FixCatalog cat = builtin();
+    ASSERT_TRUE(cat.add_dir(d.path()));
+    const FixDef& f = *cat.find("x");
+    ASSERT_EQ(f.preconditions.size(), 1u);
+    EXPECT_EQ(f.preconditions[0].metrics, (std::vector<std::string>{"h.a", "h.b"}));
+    EXPECT_DOUBLE_EQ(f.preconditions[0].at_least, 0.25);
+    EXPECT_EQ(f.preconditions[0].describe(), "h.a (or h.b) >= 0.25 in the baseline");
+    auto pre = [](const std::string& body) { return dir_error(wrap_fix(kChange + "[[fix.precondition]]\n" + body + kExpect)); };
+    EXPECT_NE(pre("metric = \"h.a\"\nwhy = \"w\"\n").find("needs \"at_least\""), std::string::npos);
+    EXPECT_NE(pre("metric = \"h.a\"\nat_least = \"10%\"\nwhy = \"w\"\n").find("must be a number"), std::string::npos);
+    EXPECT_NE(pre("metric = \"h.a\"\nat_least = 0\nwhy = \"w\"\n").find("must be above 0"), std::string::npos);
+    EXPECT_NE(pre("metric = \"h.a\"\nat_least = 1\n").find("needs \"why\""), std::string::npos);
+    EXPECT_NE(pre("metric = \"h.a\"\nat_least = 1\nwhy = \"w\"\nfloor = 2\n").find("unknown"), std::string::npos);
+    std::string pair = "[[fix]]\nname = \"x\"\nmode = \"kernel-pair\"\nsummary = \"s\"\n"
+                       "[[fix.precondition]]\nmetric = \"h.a\"\nat_least = 1\nwhy = \"w\"\n" + kExpect;
+    EXPECT_NE(dir_error(pair).find("only runtime fixes"), std::string::npos) << dir_error(pair);
+    std::string bad = wrap_fix("[[fix.change]]\ncpu_placement = \"everywhere\"\nscope = \"netns\"\n" + kExpect);
+    EXPECT_NE(dir_error(bad).find("\"one-node\" or \"cpu-local\""), std::string::npos) << dir_error(bad);
 }
 
 TEST(FixCatalogDir, AddsGoodEntriesAndIgnoresOtherFiles) {

@@ -396,6 +396,60 @@ void check_agreement(Checks& c, const fs::path& dir) {
                        conns, misses(*inner), misses(*outer), i0 - o0, o1 - i1));
 }
 
+// socket-route-vs-fentry: dst_release's tracepoint proxy (skb frees plus the
+// routes a TCP socket held, seen at tcp_destroy_sock) records a window that
+// strictly contains an fentry recording of tcp-crr on CPUs 0-1.  Both track
+// dst objects by address; the proxy sees a subset of the releases (sockets'
+// routes, skbs' refcounted dsts), so it may see fewer handoffs, never many more.
+// Bounds (measured: docs/validate-design.md, "Socket-held routes"): the proxy's handoffs
+// are kSocketRouteLow..kSocketRouteHigh of fentry's, and fentry sees at least
+// kSocketRouteFloor per connection.
+constexpr double kSocketRouteLow = 0.5;
+constexpr double kSocketRouteHigh = 1.5;
+constexpr double kSocketRouteFloor = 0.1;
+
+std::optional<json> socket_route_recording(Checks& c, const GuestResult& r, const std::string& file,
+                                           const std::string& mech) {
+    auto doc = load_json(c, r, file);
+    if (!doc) return std::nullopt;
+    auto problems = hotline::check_recording(*doc);
+    std::string joined;
+    for (auto& p : problems) joined += (joined.empty() ? "" : "; ") + p;
+    c.expect(problems.empty(), file + " is a valid hotline recording", problems.empty() ? "valid" : joined);
+    const json* tot = total_of(*doc, "dst_release");
+    bool ok = problems.empty() && tot && tot->value("mechanism", "") == mech && at(*tot, {"handoffs", "handoffs_total"});
+    c.expect(ok, fmt::format("{}: dst_release recorded with {} and handoff tracking", file, mech),
+             tot ? show(at(*tot, {"mechanism"})) : "missing");
+    if (!ok) return std::nullopt;
+    return doc;
+}
+
+void check_socket_route(Checks& c, const fs::path& dir) {
+    GuestResult r = load_result(dir, "socket-route-vs-fentry");
+    if (!reported(c, r)) return;
+    auto inner = socket_route_recording(c, r, "inner.json", "fentry");
+    auto outer = socket_route_recording(c, r, "outer.json", "tracepoint");
+    if (!inner || !outer) return;
+    const json* conns_j = at(*inner, {"scenario", "connections", "count"});
+    double conns = conns_j ? conns_j->get<double>() : 0;
+    c.expect(conns >= 50, "tcp-crr made at least 50 connections", fmt::format("{}", conns));
+    auto t = [](const json& doc, const char* k) { return at(doc, {"totals", k}) ? doc["totals"][k].get<double>() : 0.0; };
+    double o0 = t(*outer, "t_start"), o1 = t(*outer, "t_end"), i0 = t(*inner, "t_start"), i1 = t(*inner, "t_end");
+    c.expect(o0 < i0 && i1 < o1, "the tracepoint recording's window strictly contains the fentry recording's",
+             fmt::format("tracepoint {:.3f}-{:.3f} s, fentry {:.3f}-{:.3f} s", o0, o1, i0, i1));
+    auto handoffs = [](const json& doc) { return (*total_of(doc, "dst_release"))["handoffs"]["handoffs_total"].get<double>(); };
+    double f = handoffs(*inner), p = handoffs(*outer);
+    c.expect(conns > 0 && f / conns >= kSocketRouteFloor,
+             fmt::format("fentry sees at least {} dst handoffs per connection", kSocketRouteFloor),
+             fmt::format("{} handoffs, {} connections", f, conns));
+    c.expect(f > 0 && p >= kSocketRouteLow * f && p <= kSocketRouteHigh * f,
+             fmt::format("the socket-route proxy's dst handoffs are {:.0f}%..{:.0f}% of fentry's on the same run",
+                         kSocketRouteLow * 100, kSocketRouteHigh * 100),
+             fmt::format("proxy {}, fentry {}, ratio {:.3f}", p, f, f > 0 ? p / f : 0.0));
+    c.note(fmt::format("{} connections; per connection: fentry {:.3f}, proxy {:.3f} handoffs", conns,
+                       conns > 0 ? f / conns : 0.0, conns > 0 ? p / conns : 0.0));
+}
+
 // The kernel's own BTF says which dst_entry layout this boot covered.
 void check_dst_layout(Checks& c, const fs::path& dir) {
     auto kenv = read_env(dir / "kernel.env");
@@ -791,6 +845,7 @@ const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChec
     {"record-fentry", [](Checks& c, const fs::path& d) { check_record(c, d, "fentry"); }},
     {"record-kprobe", [](Checks& c, const fs::path& d) { check_record(c, d, "kprobe"); }},
     {"fentry-vs-kprobe", check_agreement},
+    {"socket-route-vs-fentry", check_socket_route},
     {"cost", check_cost},
     {"dst-layout", check_dst_layout},
 };

@@ -116,6 +116,13 @@ public:
     const std::string& server_link() const { return server_link_; }
     const CleanupReport& cleaned_at_start() const { return cleaned_; }
 
+    // Gives each CPU its own client/server address pair, each in its own subnet:
+    // a subnet's local address is its own local route with its own cached input
+    // route, where secondary addresses of one subnet share the primary's.  Veth only.
+    Status add_cpu_routes(const std::vector<int>& cpus);
+    // CPU `cpu`'s server address once add_cpu_routes gave it one.
+    std::optional<std::string> cpu_server_addr(int cpu) const;
+
     // Sets a sysctl inside one side and remembers it for the report.  A knob this
     // kernel lacks is recorded as absent, not an error, when `optional` is true.
     Status set_sysctl(bool client_side, const std::string& key, const std::string& value, bool optional);
@@ -140,6 +147,7 @@ private:
     std::unique_ptr<NetNs> client_, server_;
     std::string client_addr_, server_addr_, client_link_, server_link_;
     std::map<std::string, std::map<std::string, std::string>> sysctls_;
+    std::map<int, std::string> cpu_server_addrs_;
     CleanupReport cleaned_;
     bool torn_down_ = false;
 };

@@ -137,6 +137,9 @@ struct ScenarioOptions {
     int sockbuf = 64 * 1024;           // sender SO_SNDBUF/SO_RCVBUF (netperf -s 64K)
     std::vector<std::uint64_t> msg_sizes;  // size sweep; empty: kDefaultMsgSizes
     bool loopback = false;
+    // Each CPU's flows on their own address pair (ScenarioDef::per_cpu_routes);
+    // set per run by begin_run.
+    bool per_cpu_routes = false;
     bool nodelay = false;              // latency sweep: qperf leaves Nagle on, and so do we by default
     std::string qperf_test = "tcp_lat";
     std::vector<std::string> command;         // runs in the client namespace
@@ -188,6 +191,9 @@ struct ScenarioDef {
     bool always_nodelay = false;      // every socket sets TCP_NODELAY (recorded in params)
     OpsUnit ops = OpsUnit::kNone;
     bool live_ops = false;            // the generator publishes a running total (Scenario::ops_so_far)
+    // A run may give each CPU's flows their own address pair (both ends on that
+    // CPU): the placement that keeps every route on one CPU.
+    bool per_cpu_routes = false;
     // The command after -- is the traffic: required, runs once (no repeated
     // runs, so no validator trials), and its exit status is the run's.
     bool command_is_traffic = false;
@@ -250,8 +256,9 @@ public:
     // network serves many runs: begin_run() / done() / end_run() per run, then
     // stop() tears it down.  Built-in generators and qperf only (not exec).
     static Result<std::unique_ptr<Scenario>> prepare(ScenarioOptions opts, ProgressFn progress = {});
-    // Starts one run of the traffic on `cpus` (empty: the options' CPUs).
-    Status begin_run(const std::vector<int>& cpus = {});
+    // Starts one run of the traffic on `cpus` (empty: the options' CPUs), with
+    // per-CPU address pairs when `per_cpu_routes` (scenarios whose entry allows it).
+    Status begin_run(const std::vector<int>& cpus = {}, bool per_cpu_routes = false);
     // Ends the current run (early if still going) and returns what it measured;
     // the network stays up.
     Result<ScenarioResult> end_run();
