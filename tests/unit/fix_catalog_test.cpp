@@ -247,14 +247,17 @@ TEST(FixCatalog, PlacementFixesJudgeContentionFirstAndNeedItInTheBaseline) {
         EXPECT_EQ(f.preconditions[0].metrics, first.metrics) << "the baseline must show what the fix removes";
         EXPECT_GT(f.preconditions[0].at_least, 0);
         EXPECT_FALSE(f.preconditions[0].why.empty());
-        for (auto& c : f.criteria)
-            if (c.metrics[0].rfind("scenario.", 0) == 0) EXPECT_NE(c.kind, CriterionKind::kExpect) << c.describe();
+        for (auto& c : f.criteria) {
+            if (c.metrics[0].rfind("scenario.", 0) == 0) {
+                EXPECT_NE(c.kind, CriterionKind::kExpect) << c.describe();
+            }
+        }
     }
     const FixDef& local = *cat.find("cpu-local");
     EXPECT_NE(local.summary.find("analogue of numa-local"), std::string::npos);
     EXPECT_EQ(local.scenarios, std::vector<std::string>{"tcp-crr"});
     EXPECT_EQ(local.criteria.front().metrics[0], "handoff.dst_release.cross_cpu_per_op");
-    EXPECT_DOUBLE_EQ(local.criteria.front().threshold(), 0.05);
+    EXPECT_NEAR(local.criteria.front().threshold(), 0.05, 1e-12) << "the fix arm keeps at most 5% of the handoffs";
 }
 
 TEST(FixPlan, CpuLocalKeepsTheScenarioCpusAndGivesEachItsOwnRoutes) {
@@ -307,7 +310,7 @@ TEST(FixCatalogDir, AddsGoodEntriesAndIgnoresOtherFiles) {
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->changes[0].kind, ChangeKind::kSysfs);
     EXPECT_EQ(f->source, d.path() + "/10-rps.toml:2");
-    EXPECT_EQ(cat.fixes().size(), 7u);
+    EXPECT_EQ(cat.fixes().size(), builtin().fixes().size() + 1);
 }
 
 TEST(FixCatalogDir, MissingDirectoryIsAnError) {
