@@ -402,7 +402,7 @@ void check_agreement(Checks& c, const fs::path& dir) {
 // dst objects by address; the proxy sees a subset of the releases (sockets'
 // routes, skbs' refcounted dsts), so it may see fewer handoffs, never many more.
 // Measured (docs/validate-design.md, "Socket-held routes"): proxy/fentry 419/422
-// on 6.1, 105/110 on 6.12; fentry 0.84-0.91 per connection.  Bounds: the proxy's
+// on 6.1, 105/110 on 6.12, 245/244 on 5.10; fentry 0.49-0.91 per connection.  Bounds: the proxy's
 // handoffs are kSocketRouteLow..kSocketRouteHigh of fentry's, and fentry sees at
 // least kSocketRouteFloor per connection.
 constexpr double kSocketRouteLow = 0.8;
