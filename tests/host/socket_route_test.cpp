@@ -36,9 +36,11 @@ std::vector<double> handoffs_per_connection(const std::string& cpus) {
     for (auto& m : doc["analysis"]["interval_metrics"])
         if (m.contains("handoff.dst_release.cross_cpu_per_op")) v.push_back(m["handoff.dst_release.cross_cpu_per_op"]);
     const auto& plan = doc["plan"];
-    for (auto& t : plan)
-        if (t["target"] == "dst_release" && t["mechanism"] == "tracepoint")
+    for (auto& t : plan) {
+        if (t["target"] == "dst_release" && t["mechanism"] == "tracepoint") {
             EXPECT_NE(t["attach"].get<std::string>().find("tcp_destroy_sock"), std::string::npos) << t.dump();
+        }
+    }
     return v;
 }
 
