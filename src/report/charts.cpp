@@ -19,6 +19,7 @@ std::string human(double v) {
     double a = std::fabs(v);
     if (a < 1e4) {
         if (a != 0 && a < 1e-3) return fmt::format("{:.2e}", v);
+        if (a >= 1000) return fmt::format("{:.0f}", v);  // not "5e+03"
         return fmt::format("{:.3g}", v);
     }
     std::size_t i = 0;
@@ -49,10 +50,13 @@ std::vector<double> ticks(double lo, double hi, int target) {
             step = m * mag;
             break;
         }
+    // From the step at or below lo to the first at or above hi, so every value is inside.
     std::vector<double> t;
-    for (double v = std::floor(lo / step) * step; v <= hi + step * 0.5 && t.size() < 50; v += step)
+    for (double v = std::floor(lo / step) * step; t.size() < 50; v += step) {
         t.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
-    if (t.size() < 2) t.push_back(t.empty() ? lo : t.back() + step);
+        if (v >= hi - step * 1e-9) break;
+    }
+    if (t.size() < 2) t.push_back(t.back() + step);
     return t;
 }
 
@@ -215,7 +219,7 @@ std::string cache_line(const CacheLine& l) {
     if (l.line_bytes <= 0 || l.fields.empty()) return empty_figure("cacheline", l.title, l.desc);
     constexpr double kLeft = 10, kWidth = 640, kTop = 24, kBox = 44;
     Scale x{double(l.line_start), double(l.line_start + l.line_bytes), kLeft, kLeft + kWidth};
-    std::string o = open_figure("cacheline", l.title, l.desc, int(kLeft * 2 + kWidth), 150);
+    std::string o = open_figure("cacheline", l.title, l.desc, int(kLeft * 2 + kWidth), 140);
     o += fmt::format("<rect class=\"line-outline\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", coord(kLeft),
                      coord(kTop), coord(kWidth), coord(kBox));
     for (long b = 0; b <= l.line_bytes; b += 8)
@@ -235,7 +239,7 @@ std::string cache_line(const CacheLine& l) {
                          f.offset + f.size - 1, anchor ? " (refcount)" : flagged ? " (shares the refcount's line)" : "");
         double mid = (x(double(a)) + x(double(z))) / 2;
         // Names alternate below the line so neighbours on narrow fields do not overlap.
-        o += text(mid, kTop + kBox + 16 + 16 * double(n % 3), shortname, "middle",
+        o += text(mid, kTop + kBox + 16 + 14 * double(n % 4), shortname, "middle",
                   anchor ? "field anchor" : flagged ? "field flagged" : "field");
         ++n;
     }
@@ -259,12 +263,13 @@ std::string histogram(const Histogram& h) {
     for (std::size_t i = 0; i < b.size(); ++i) {
         double x0 = kLeft + slot * double(i);
         std::string range = human(b[i].low) + "-" + human(b[i].high);
+        std::string low = human(b[i].low);  // the axis names each bucket by its start; the tooltip by its range
         o += fmt::format("<rect class=\"mark\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#0072B2\">"
                          "<title>{} {}: {}</title></rect>\n",
                          coord(x0 + 1), coord(y(b[i].count)), coord(slot - 2), coord(kBottom - y(b[i].count)), range,
                          esc(h.unit), human(b[i].count));
         o += fmt::format("<text class=\"tick\" transform=\"translate({},{}) rotate(45)\">{}</text>\n",
-                         coord(x0 + slot / 2), coord(kBottom + 10), range);
+                         coord(x0 + slot / 2), coord(kBottom + 10), low);
     }
     return o + text(w - 10, 262, h.unit, "end", "axis-label") + close_figure(h.title);
 }

@@ -113,7 +113,8 @@ std::string topology_line(const json& t) {
 std::string tool_line(const json& doc) {
     const json& t = member(doc, "tool");
     std::string v = str(t, "version");
-    return fmt::format("hotline {} (page rendered by hotline {})", v.empty() ? "?" : v, HOTLINE_VERSION);
+    if (v.empty()) return fmt::format("page rendered by hotline {}", HOTLINE_VERSION);
+    return fmt::format("hotline {} (page rendered by hotline {})", v, HOTLINE_VERSION);
 }
 
 // The node of each CPU, from the recording's topology.

@@ -61,8 +61,8 @@ TEST(HtmlReport, Recording) {
     EXPECT_NE(page->find("2 NUMA nodes, 4 CPUs"), std::string::npos);
     // Two nodes: one chart each, one line per target (4 targets, 2 intervals).
     EXPECT_EQ(count(*page, "data-chart=\"line\""), 2u + 4u) << "per node, then per CPU per target";
-    EXPECT_EQ(count(*page, "data-chart=\"heatmap\""), 4u);
-    EXPECT_EQ(marks_in(*page, "heatmap"), 16u) << "2x2 cells per target";
+    EXPECT_EQ(count(*page, "data-chart=\"heatmap\""), 2u) << "the two targets that track handoffs";
+    EXPECT_EQ(marks_in(*page, "heatmap"), 8u) << "2x2 cells per target";
     EXPECT_EQ(count(*page, "data-chart=\"cacheline\""), 1u);
     EXPECT_EQ(marks_in(*page, "cacheline"), 5u);
     EXPECT_EQ(count(*page, "data-chart=\"histogram\""), 2u);
@@ -89,12 +89,21 @@ TEST(HtmlReport, VerdictTrials) {
 }
 
 TEST(HtmlReport, DiffWithBothLayoutsSideBySide) {
-    auto page = render_html(HtmlInput{fixture("diff_verdict.json"), "", fixture("diff_baseline.json"),
-                                      fixture("diff_candidate.json")});
+    // The diff fixtures carry no layout: the recording's, and the same line
+    // without the fields that moved away on the candidate.
+    auto baseline = fixture("diff_baseline.json"), candidate = fixture("diff_candidate.json");
+    auto layout = fixture("recording.json")["analysis"]["layouts"];
+    baseline["analysis"]["layouts"] = layout;
+    auto& on_line = layout[0]["fields_on_line"];
+    on_line.erase(on_line.begin() + 3, on_line.end());
+    layout[0]["shares_line"] = {"__use"};
+    candidate["analysis"]["layouts"] = layout;
+    auto page = render_html(HtmlInput{fixture("diff_verdict.json"), "", baseline, candidate});
     ASSERT_TRUE(page) << page.error().message();
     expect_self_contained(*page);
     EXPECT_EQ(count(*page, "class=\"side layout-pair\""), 1u);
     EXPECT_EQ(count(*page, "data-chart=\"cacheline\""), 2u);
+    EXPECT_EQ(marks_in(*page, "cacheline"), 5u + 3u);
     EXPECT_NE(page->find("hotline diff diff_baseline.json diff_candidate.json --expect"), std::string::npos);
 }
 
