@@ -204,7 +204,7 @@ std::string heatmap(const Heatmap& h) {
             double share = std::isfinite(v) && top > 0 ? std::clamp(v / top, 0.0, 1.0) : 0;
             // One hue (Okabe-Ito blue) by opacity: readable in grey print too.
             o += fmt::format("<rect class=\"mark\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#0072B2\" "
-                             "fill-opacity=\"{}\" stroke=\"#999\"><title>{} -> {}: {}</title></rect>\n",
+                             "fill-opacity=\"{}\" stroke=\"#999\"><title>{} to {}: {}</title></rect>\n",
                              coord(kLeft + kCell * double(c)), coord(yy), coord(kCell), coord(kCell),
                              coord(0.05 + 0.95 * share), esc(h.rows[r]), esc(h.cols[c]), human(v));
             o += text(kLeft + kCell * (double(c) + 0.5), yy + kCell / 2 + 4, human(v), "middle",

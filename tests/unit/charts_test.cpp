@@ -98,7 +98,7 @@ TEST(Charts, HeatmapOneCellPerPairWithTheCount) {
     expect_clean(svg);
     EXPECT_EQ(marks(svg), 4u);
     EXPECT_NE(svg.find(">5700</text>"), std::string::npos) << "counts are written in the cells";
-    EXPECT_NE(svg.find("<title>node 1 -&gt; node 0: 3600</title>"), std::string::npos);
+    EXPECT_NE(svg.find("<title>node 1 to node 0: 3600</title>"), std::string::npos);
 }
 
 TEST(Charts, HeatmapDegenerate) {
