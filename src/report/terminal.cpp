@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 
 namespace hotline {
 
@@ -87,7 +88,12 @@ void ProgressLine::update(const TrialProgress& p, double now_s) {
     std::string plain = progress_text(p, per_trial, false);
     if (int(plain.size()) >= width_) {
         std::string t = time_left(p, per_trial);
-        plain = fmt::format("trial {} ({}/{}) | {}", p.trial_no, p.baseline_trials, p.candidate_trials, t);
+        // Short form: the verdicts as counts ("2 PASS, 1 INCONCLUSIVE").
+        std::map<std::string_view, int> tally;
+        for (auto& [metric, v] : p.verdicts) ++tally[to_string(v)];
+        std::string counts;
+        for (auto& [word, n] : tally) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, word);
+        plain = fmt::format("trial {} ({}/{}) | {} | {}", p.trial_no, p.baseline_trials, p.candidate_trials, counts, t);
         current_ = plain.substr(0, std::size_t(width_ - 1));
     } else {
         current_ = progress_text(p, per_trial, colour_);
