@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "hotline/exit_codes.hpp"
@@ -17,6 +18,9 @@
 
 namespace CLI {
 class App;
+}
+namespace hotline {
+struct HtmlInput;
 }
 
 namespace hotline::cli {
@@ -55,6 +59,7 @@ struct RecordArgs {
     std::vector<std::string> targets;
     bool per_cpu = false;
     std::string output;
+    std::string html;
     std::string mechanism;
     std::string workload = "none";
     std::string workload_cpus;
@@ -114,6 +119,7 @@ struct ValidateCli {
     std::string fixes_dir;
     std::string json_file;
     std::string junit_file;
+    std::string html_file;
     std::string journal_dir = kDefaultJournalDir;
     std::vector<std::string> targets;
     std::string baseline, candidate;  // diff
@@ -121,6 +127,20 @@ struct ValidateCli {
 };
 void add_validate_commands(CLI::App& app, ValidateCli& a);
 int run_validate_cli(const ValidateCli& a);
+
+// `hotline report` and every `--html FILE` (src/cli/report.cpp).
+struct ReportArgs {
+    CLI::App* app = nullptr;
+    std::string input;
+    std::string output;
+};
+void add_report_command(CLI::App& app, ReportArgs& a);
+int run_report(const ReportArgs& a);
+// Writes the page of `in` to `file` (nothing when file is empty); false after
+// saying why it could not.
+bool write_html(const std::string& file, const HtmlInput& in);
+// A JSON file, or an error naming the file and what is wrong with it.
+Result<nlohmann::json> load_json(const std::string& path);
 
 // --mechanism, --targets and --func checked together: the forced mechanism, if any.
 Result<std::optional<Mechanism>> check_target_args(const std::string& mechanism,

@@ -30,6 +30,7 @@ CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
     r->add_option("-t,--targets", rec.targets, "Targets (comma list); default: all built-in")->delimiter(',');
     r->add_flag("--per-cpu", rec.per_cpu, "Print a table per CPU instead of per NUMA node");
     r->add_option("-o,--output", rec.output, "Write a JSON recording to FILE");
+    r->add_option("--html", rec.html, "Write the recording as a self-contained HTML report to FILE");
     r->add_option("-m,--mechanism", rec.mechanism, kMechanismHelp);
     r->add_option("--workload", rec.workload, "Built-in workload while recording: churn (loopback connect/write/close per CPU), churn-split (each connection served on the next CPU), none");
     r->add_option("--workload-cpus", rec.workload_cpus, "CPUs for the built-in workload (default: all)");
@@ -116,6 +117,7 @@ int main(int argc, char** argv) {
     hotline::daemon::ServeArgs serve;
     FixesCli fixes;
     ValidateCli validate;
+    ReportArgs report;
     auto* p = add_probe_command(app, probe);
     auto* r = add_record_command(app, rec);
     auto* c = add_cost_command(app, cost);
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
     auto* sv = add_serve_command(app, serve);
     add_fixes_commands(app, fixes);
     add_validate_commands(app, validate);
+    add_report_command(app, report);
 
     try {
         app.parse(argc, argv);
@@ -138,5 +141,6 @@ int main(int argc, char** argv) {
     if (*sv) return hotline::daemon::run_serve(serve);
     if (fixes.selected()) return run_fixes(fixes);
     if (validate.selected()) return run_validate_cli(validate);
+    if (*report.app) return run_report(report);
     return kExitUsage;
 }

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "hotline/html_report.hpp"
 #include "hotline/output.hpp"
 #include "hotline/scenario.hpp"
 #include "hotline/session.hpp"
@@ -397,11 +398,12 @@ int run_record(const RecordArgs& a) {
     if (!st) return fail(st.error(), kExitError);
     Interval whole = run.whole();
     print_summary(whole, run.stop_reason(), a, *topo, info);
+    if (!a.output.empty() || !a.html.empty()) rec.finish(whole, run.exit_status(), a.command);
     if (!a.output.empty()) {
-        rec.finish(whole, run.exit_status(), a.command);
         if (auto w = write_file_atomic(a.output, rec.doc().dump(1) + "\n"); !w) return fail(w.error(), kExitError);
         fmt::print(stderr, "hotline: recording written to {}\n", a.output);
     }
+    if (!write_html(a.html, HtmlInput{rec.doc(), a.output, std::nullopt, std::nullopt})) return kExitError;
     session->reset();  // detach before reporting the command's status
     if (!a.command.empty()) return run.exit_status() < 0 ? kExitError : run.exit_status();
     return kExitOk;

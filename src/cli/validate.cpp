@@ -3,10 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <iostream>
 #include <sstream>
 
 #include "commands.hpp"
+#include "hotline/html_report.hpp"
+#include "hotline/terminal.hpp"
 #include "hotline/util.hpp"
 #include "hotline/validator.hpp"
 #include "hotline/verdict_output.hpp"
@@ -27,23 +31,23 @@ bool write_rendering(const std::string& file, const VerdictReport& r, Render ren
     return st.ok();
 }
 
-// Text on stdout; JSON and JUnit to files when asked.  Returns false when a file could not be written.
-bool render_all(const VerdictReport& r, const std::string& json_file, const std::string& junit_file) {
-    render_verdict_text(std::cout, r);
-    std::cout.flush();
-    bool json_ok = write_rendering(json_file, r, render_verdict_json);
-    bool junit_ok = write_rendering(junit_file, r, render_junit);
-    return json_ok && junit_ok;
-}
+// What one verdict is written as: text on stdout (in colour on a terminal),
+// JSON, JUnit and HTML to files when asked.
+struct Renderings {
+    const ValidateCli& args;
+    std::optional<nlohmann::json> baseline, candidate;  // a diff's recordings, for the page
+};
 
-Result<nlohmann::json> load_json(const std::string& path) {
-    auto text = read_file(path);
-    if (!text) return text.error();
-    try {
-        return nlohmann::json::parse(*text);
-    } catch (const std::exception& e) {
-        return make_error(path + ": not JSON: " + e.what(), EINVAL);
-    }
+// Returns false when a file could not be written.
+bool render_all(VerdictReport& r, const Renderings& out) {
+    r.context["command"] = own_command_line();
+    render_verdict_text(std::cout, r, colour_wanted(STDOUT_FILENO));
+    std::cout.flush();
+    bool json_ok = write_rendering(out.args.json_file, r, render_verdict_json);
+    bool junit_ok = write_rendering(out.args.junit_file, r, render_junit);
+    bool html_ok = write_html(out.args.html_file, HtmlInput{verdict_to_json(r), out.args.json_file, out.baseline,
+                                                            out.candidate});
+    return json_ok && junit_ok && html_ok;
 }
 
 int run_diff(const ValidateCli& a) {
@@ -57,8 +61,20 @@ int run_diff(const ValidateCli& a) {
     if (!c) return fail(c.error(), kExitValidateError);
     auto r = diff_recordings(*fix, *b, *c, a.baseline, a.candidate);
     if (!r) return fail(r.error(), kExitValidateError);
-    if (!render_all(*r, a.json_file, a.junit_file)) return kExitValidateError;
+    if (!render_all(*r, Renderings{a, std::move(*b), std::move(*c)})) return kExitValidateError;
     return exit_code(r->overall);
+}
+
+// On a terminal (stderr), one progress line updated after each trial; else
+// one line per trial, for logs.
+ValidatorOutcome run_with_progress(ValidatorOptions o) {
+    if (!isatty(STDERR_FILENO))
+        return run_validator(o, [](const std::string& line) { fmt::print(stderr, "hotline: {}\n", line); });
+    ProgressLine line(stderr, colour_wanted(STDERR_FILENO), terminal_width(STDERR_FILENO), monotonic_seconds());
+    o.on_trial = [&line](const TrialProgress& p) { line.update(p, monotonic_seconds()); };
+    ValidatorOutcome out = run_validator(o, [&line](const std::string& msg) { line.message(msg); });
+    line.finish();
+    return out;
 }
 
 }  // namespace
@@ -79,6 +95,7 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
     v->add_option("--fixes", a.fixes_dir, "Also load *.toml fix definitions from DIR");
     v->add_option("--json", a.json_file, "Write the verdict as JSON to FILE");
     v->add_option("--junit", a.junit_file, "Write the verdict as JUnit XML to FILE");
+    v->add_option("--html", a.html_file, "Write the verdict as a self-contained HTML report to FILE");
     v->add_option("--journal-dir", a.journal_dir, fmt::format("Journal directory (default {})", kDefaultJournalDir));
     v->add_option("-t,--targets", a.targets, "Collector targets (comma list); default: all built-in")->delimiter(',');
     add_scenario_options(v, a.scenario, false);
@@ -91,6 +108,7 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
     a.diff->add_option("--fixes", a.fixes_dir, "Also load *.toml fix definitions from DIR");
     a.diff->add_option("--json", a.json_file, "Write the verdict as JSON to FILE");
     a.diff->add_option("--junit", a.junit_file, "Write the verdict as JUnit XML to FILE");
+    a.diff->add_option("--html", a.html_file, "Write the verdict and both layouts as a self-contained HTML report to FILE");
 }
 
 int run_validate_cli(const ValidateCli& a) {
@@ -114,9 +132,9 @@ int run_validate_cli(const ValidateCli& a) {
     auto so = to_scenario_options(a.scenario);
     if (!so) return fail(so.error(), kExitUsage);
     o.scenario = *so;
-    ValidatorOutcome out = run_validator(o, [](const std::string& line) { fmt::print(stderr, "hotline: {}\n", line); });
+    ValidatorOutcome out = run_with_progress(o);
     if (!out.error.empty()) fmt::print(stderr, "hotline: {}\n", out.error);
-    bool wrote = render_all(out.report, a.json_file, a.junit_file);
+    bool wrote = render_all(out.report, Renderings{a, std::nullopt, std::nullopt});
     if (!wrote && out.exit_code != kExitValidateError) return kExitValidateError;
     return out.exit_code;
 }

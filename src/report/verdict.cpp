@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "hotline/output.hpp"
+#include "hotline/terminal.hpp"
 #include "hotline/verdict_output.hpp"
 
 namespace hotline {
@@ -68,10 +69,10 @@ const std::string* run_error(const VerdictReport& r) {
 
 }  // namespace
 
-void render_verdict_text(std::ostream& os, const VerdictReport& r) {
+void render_verdict_text(std::ostream& os, const VerdictReport& r, bool colour) {
     const std::string* err = run_error(r);
     os << fmt::format("fix {}{}: {}\n", r.fix, r.scenario.empty() ? "" : " on " + r.scenario,
-                      err ? "ERROR" : to_string(r.overall));
+                      err ? paint("ERROR", Verdict::kFail, colour) : paint(to_string(r.overall), r.overall, colour));
     os << "  " << (err ? *err : r.reason) << "\n";
     if (err && !r.trials.empty())
         os << fmt::format("  no verdict; the trials so far alone would say {}: {}\n", to_string(r.overall), r.reason);
@@ -94,14 +95,15 @@ void render_verdict_text(std::ostream& os, const VerdictReport& r) {
             os << fmt::format("  {:<9} {:<56} {:>10} {:>10} {:>7} {:>17}  {}\n", to_string(c.criterion.kind), desc,
                               c.metric.empty() ? "-" : num(c.median_baseline),
                               c.metric.empty() ? "-" : num(c.median_candidate),
-                              c.ratio ? num(c.ratio->ratio) : "-", ci, to_string(c.verdict));
+                              c.ratio ? num(c.ratio->ratio) : "-", ci, paint(to_string(c.verdict), c.verdict, colour));
         }
         bool any_detail = false;
         for (auto& c : r.criteria) {
             if (c.verdict == Verdict::kPass || c.verdict == Verdict::kInfo) continue;
             if (!any_detail) os << "\n";
             any_detail = true;
-            os << "  " << to_string(c.criterion.kind) << " " << c.criterion.describe() << ": " << c.reason
+            os << "  " << paint(fmt::format("{} {}: {}", to_string(c.criterion.kind), c.criterion.describe(), c.reason),
+                                c.verdict, colour)
                << "\n";
         }
     }

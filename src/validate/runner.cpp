@@ -245,7 +245,9 @@ std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial
     }
     TrialMetrics m = trial_metrics(delta(*a, *b), scenario_numbers(*res));
     v.add_trial({arm, std::move(m), ""});
-    say(fmt::format("trial {} ({}): {}", trial_no, to_string(arm), v.progress_line()));
+    TrialProgress tp = v.progress(trial_no, arm);
+    if (o_.on_trial) o_.on_trial(tp);
+    else say(tp.line);
     return std::nullopt;
 }
 

@@ -306,4 +306,21 @@ std::string Validation::progress_line() const {
     return s;
 }
 
+TrialProgress Validation::progress(int trial_no, Arm arm) const {
+    VerdictReport r = evaluate(fix_, criteria_, trials_, opts_);
+    TrialProgress p;
+    p.trial_no = trial_no;
+    p.arm = arm;
+    p.baseline_trials = r.baseline_trials;
+    p.candidate_trials = r.candidate_trials;
+    p.min_each = opts_.min_each;
+    p.max_each = opts_.max_each;
+    for (auto& c : r.criteria)
+        if (c.criterion.required())
+            p.verdicts.emplace_back(c.metric.empty() ? (c.criterion.metrics.empty() ? "?" : c.criterion.metrics[0]) : c.metric,
+                                    c.verdict);
+    p.line = fmt::format("trial {} ({}): {}", trial_no, to_string(arm), progress_line());
+    return p;
+}
+
 }  // namespace hotline

@@ -129,6 +129,16 @@ struct VerdictReport {
     nlohmann::json context = nlohmann::json::object();  // kernel, scenario parameters, ...
 };
 
+// Where a validation run stands after a trial, for a live progress display.
+struct TrialProgress {
+    int trial_no = 0;  // 1-based, in run order
+    Arm arm = Arm::kBaseline;
+    int baseline_trials = 0, candidate_trials = 0;
+    int min_each = 0, max_each = 0;  // the stopping rule's bounds per arm
+    std::vector<std::pair<std::string, Verdict>> verdicts;  // required criteria: metric, current verdict
+    std::string line;  // the same as one text line (the non-terminal log)
+};
+
 inline constexpr const char* kVerdictSchema = "hotline.verdict";
 inline constexpr int kVerdictVersion = 1;
 

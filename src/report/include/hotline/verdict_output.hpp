@@ -9,7 +9,8 @@
 
 namespace hotline {
 
-void render_verdict_text(std::ostream& os, const VerdictReport& r);
+// With `colour`, verdicts and the criteria that missed in terminal colours.
+void render_verdict_text(std::ostream& os, const VerdictReport& r, bool colour = false);
 nlohmann::json verdict_to_json(const VerdictReport& r);
 void render_verdict_json(std::ostream& os, const VerdictReport& r);
 void render_junit(std::ostream& os, const VerdictReport& r);

@@ -91,6 +91,9 @@ public:
     std::string stop_reason() const;  // why finished() is true, empty otherwise
     VerdictReport report() const;
     std::string progress_line() const;
+    // After trial `trial_no` (of `arm`): counts, bounds, the required criteria's
+    // current verdicts, and the log line "trial N (arm): progress_line()".
+    TrialProgress progress(int trial_no, Arm arm) const;
     int count(Arm a) const;
     const std::vector<Trial>& trials() const { return trials_; }
 

@@ -3,6 +3,7 @@
 // restored after it; and `hotline diff` of two recordings for kernel-pair fixes.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ struct ValidatorOptions {
     std::string journal_dir = kDefaultJournalDir;
     std::string owner;              // command line, stored in the journal
     std::vector<std::string> targets;  // collector targets; empty: all built-in
+    // Called after each trial instead of the progress text when set (a live display).
+    std::function<void(const TrialProgress&)> on_trial;
 };
 
 struct ValidatorOutcome {

@@ -1,0 +1,151 @@
+// The HTML page of each saved document kind, from the golden fixtures: the
+// charts it holds, their marks, and that it fetches nothing.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "hotline/html_report.hpp"
+#include "hotline/util.hpp"
+
+using hotline::HtmlInput;
+using hotline::render_html;
+
+namespace {
+
+nlohmann::json fixture(const std::string& name) {
+    auto text = hotline::read_file(std::string(HOTLINE_FIXTURES) + "/golden/" + name);
+    EXPECT_TRUE(text) << name;
+    return nlohmann::json::parse(text ? *text : "{}");
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+    return n;
+}
+
+// Marks inside the figures of one chart kind.
+std::size_t marks_in(const std::string& page, const std::string& kind) {
+    std::size_t n = 0, at = 0;
+    std::string open = "data-chart=\"" + kind + "\"";
+    while ((at = page.find(open, at)) != std::string::npos) {
+        std::size_t end = page.find("</figure>", at);
+        n += count(page.substr(at, end - at), "class=\"mark");
+        at = end;
+    }
+    return n;
+}
+
+// Self-contained: no script, no external reference of any kind.
+void expect_self_contained(const std::string& page) {
+    EXPECT_EQ(page.find("<script"), std::string::npos);
+    EXPECT_EQ(page.find("<link"), std::string::npos);
+    EXPECT_EQ(page.find("@import"), std::string::npos);
+    EXPECT_EQ(page.find("url("), std::string::npos);
+    std::regex external(R"((src|href)\s*=)");
+    EXPECT_FALSE(std::regex_search(page, external));
+    EXPECT_EQ(page.find("NaN"), std::string::npos);
+    EXPECT_EQ(page.find(">nan<"), std::string::npos);
+    EXPECT_EQ(page.find(">inf<"), std::string::npos);
+}
+
+}  // namespace
+
+TEST(HtmlReport, Recording) {
+    auto page = render_html(HtmlInput{fixture("recording.json"), "recording.json", {}, {}});
+    ASSERT_TRUE(page) << page.error().message();
+    expect_self_contained(*page);
+    EXPECT_NE(page->find("6.1.0-18-amd64"), std::string::npos) << "kernel in the header";
+    EXPECT_NE(page->find("2 NUMA nodes, 4 CPUs"), std::string::npos);
+    // Two nodes: one chart each, one line per target (4 targets, 2 intervals).
+    EXPECT_EQ(count(*page, "data-chart=\"line\""), 2u + 4u) << "per node, then per CPU per target";
+    EXPECT_EQ(count(*page, "data-chart=\"heatmap\""), 2u) << "the two targets that track handoffs";
+    EXPECT_EQ(marks_in(*page, "heatmap"), 8u) << "2x2 cells per target";
+    EXPECT_EQ(count(*page, "data-chart=\"cacheline\""), 1u);
+    EXPECT_EQ(marks_in(*page, "cacheline"), 5u);
+    EXPECT_EQ(count(*page, "data-chart=\"histogram\""), 2u);
+    EXPECT_EQ(marks_in(*page, "histogram"), 6u);
+    EXPECT_EQ(count(*page, "data-chart=\"bars\""), 2u);
+    EXPECT_EQ(marks_in(*page, "bars"), 8u);
+    EXPECT_EQ(count(*page, "<desc>"), count(*page, "<figure"));
+}
+
+TEST(HtmlReport, VerdictTrials) {
+    auto doc = fixture("verdict_mixed.json");
+    auto page = render_html(HtmlInput{doc, "", {}, {}});
+    ASSERT_TRUE(page) << page.error().message();
+    expect_self_contained(*page);
+    EXPECT_EQ(count(*page, "data-chart=\"criterion\""), doc["criteria"].size());
+    std::size_t points = 0;
+    for (auto& c : doc["criteria"])
+        for (auto& t : doc["trials"])
+            if (c["metric"].is_string() && t["metrics"].contains(c["metric"].get<std::string>())) ++points;
+    EXPECT_EQ(marks_in(*page, "criterion"), points) << "one point per trial per criterion";
+    EXPECT_NE(page->find("<pre class=\"reproduce\">hotline validate --fix early-demux-off --scenario tcp-crr"),
+              std::string::npos);
+    EXPECT_NE(page->find("class=\"verdict FAIL\""), std::string::npos);
+}
+
+TEST(HtmlReport, DiffWithBothLayoutsSideBySide) {
+    // The diff fixtures carry no layout: the recording's, and the same line
+    // without the fields that moved away on the candidate.
+    auto baseline = fixture("diff_baseline.json"), candidate = fixture("diff_candidate.json");
+    auto layout = fixture("recording.json")["analysis"]["layouts"];
+    baseline["analysis"]["layouts"] = layout;
+    auto& on_line = layout[0]["fields_on_line"];
+    on_line.erase(on_line.begin() + 3, on_line.end());
+    layout[0]["shares_line"] = {"__use"};
+    candidate["analysis"]["layouts"] = layout;
+    auto page = render_html(HtmlInput{fixture("diff_verdict.json"), "", baseline, candidate});
+    ASSERT_TRUE(page) << page.error().message();
+    expect_self_contained(*page);
+    EXPECT_EQ(count(*page, "class=\"side layout-pair\""), 1u);
+    EXPECT_EQ(count(*page, "data-chart=\"cacheline\""), 2u);
+    EXPECT_EQ(marks_in(*page, "cacheline"), 5u + 3u);
+    EXPECT_NE(page->find("hotline diff diff_baseline.json diff_candidate.json --expect"), std::string::npos);
+}
+
+TEST(HtmlReport, RecordedCommandIsTheReproducer) {
+    auto doc = fixture("verdict_pass.json");
+    doc["context"]["command"] = "hotline validate --fix x --trials 7";
+    auto page = render_html(HtmlInput{doc, "", {}, {}});
+    ASSERT_TRUE(page);
+    EXPECT_NE(page->find("<pre class=\"reproduce\">hotline validate --fix x --trials 7</pre>"), std::string::npos);
+}
+
+TEST(HtmlReport, EveryVerdictFixtureRenders) {
+    for (auto* f : {"verdict_pass.json", "verdict_error.json", "verdict_not_applicable.json"}) {
+        auto page = render_html(HtmlInput{fixture(f), f, {}, {}});
+        ASSERT_TRUE(page) << f;
+        expect_self_contained(*page);
+    }
+}
+
+TEST(HtmlReport, FindingsWhenTheDocumentHasThem) {
+    auto doc = fixture("recording.json");
+    doc["findings"] = {{{"rule", "dst-refcnt-false-sharing"},
+                        {"summary", "refcount shares its line"},
+                        {"prescription", "upgrade to 6.4 or later"}}};
+    auto page = render_html(HtmlInput{doc, "", {}, {}});
+    ASSERT_TRUE(page);
+    EXPECT_EQ(count(*page, "<tr class=\"finding\">"), 1u);
+    EXPECT_NE(page->find("upgrade to 6.4 or later"), std::string::npos);
+}
+
+TEST(HtmlReport, DegenerateDocumentsRenderWithoutCharts) {
+    auto page = render_html(HtmlInput{{{"schema", "hotline.recording"}}, "", {}, {}});
+    ASSERT_TRUE(page);
+    EXPECT_NE(page->find("No interval was recorded."), std::string::npos);
+    auto verdict = render_html(HtmlInput{{{"schema", "hotline.verdict"}, {"criteria", nullptr}}, "", {}, {}});
+    ASSERT_TRUE(verdict);
+    EXPECT_NE(verdict->find("No criterion was judged."), std::string::npos);
+}
+
+TEST(HtmlReport, UnknownSchemaIsAnError) {
+    auto page = render_html(HtmlInput{{{"schema", "something.else"}}, "", {}, {}});
+    ASSERT_FALSE(page);
+    EXPECT_NE(page.error().message().find("something.else"), std::string::npos);
+    EXPECT_NE(page.error().message().find("hotline.recording"), std::string::npos);
+}
