@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "hotline/json_limits.hpp"
 #include "hotline/util.hpp"
 #include "hotline/validator.hpp"
 #include "hotline/verdict_output.hpp"
@@ -39,11 +40,9 @@ bool render_all(const VerdictReport& r, const std::string& json_file, const std:
 Result<nlohmann::json> load_json(const std::string& path) {
     auto text = read_file(path);
     if (!text) return text.error();
-    try {
-        return nlohmann::json::parse(*text);
-    } catch (const std::exception& e) {
-        return make_error(path + ": not JSON: " + e.what(), EINVAL);
-    }
+    auto doc = parse_json_limited(*text);
+    if (!doc) return make_error(path + ": " + doc.error().what, EINVAL, doc.error().hint);
+    return doc;
 }
 
 int run_diff(const ValidateCli& a) {
@@ -94,6 +93,10 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
 }
 
 int run_validate_cli(const ValidateCli& a) {
+    // Output files are checked before any trial runs, not after.
+    for (const std::string* f : {&a.json_file, &a.junit_file})
+        if (!f->empty())
+            if (auto st = check_output_path(*f); !st) return fail(st.error(), kExitUsage);
     if (a.diff && *a.diff) return run_diff(a);
     ValidatorOptions o;
     o.fix = a.fix;
