@@ -136,14 +136,14 @@ Result<NetnsRef> parse_netns(std::string_view spec) {
         char* end = nullptr;
         long v = std::strtol(num.c_str(), &end, 10);
         if (num.empty() || *end || v <= 0 || v > INT_MAX)
-            return make_error(fmt::format("bad namespace \"{}\"", spec), EINVAL, "use pid:N with a process id");
+            return make_error(fmt::format("bad namespace \"{}\"", spec.substr(0, 64)), EINVAL, "use pid:N with a process id");
         ns.pid = pid_t(v);
         return ns;
     }
     bool ok = !spec.empty() && spec.size() <= 255 && spec != "." && spec != "..";
     for (char c : spec) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
     if (!ok)
-        return make_error(fmt::format("bad namespace name \"{}\"", spec), EINVAL,
+        return make_error(fmt::format("bad namespace name \"{}\"", spec.substr(0, 64)), EINVAL,
                           "give an `ip netns` name (letters, digits, - _ .) or pid:N");
     ns.name = std::string(spec);
     return ns;
