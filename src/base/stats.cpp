@@ -146,18 +146,73 @@ MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>
     return m;
 }
 
+namespace {
+
+// The pairwise differences y - x of two sorted samples, never materialised:
+// n*m of them would be quadratic in memory.  Selection by bisection on the
+// value, each step counting in O(n + m).
+class PairDifferences {
+public:
+    PairDifferences(std::vector<double> xs, std::vector<double> ys) : x_(std::move(xs)), y_(std::move(ys)) {
+        std::sort(x_.begin(), x_.end());
+        std::sort(y_.begin(), y_.end());
+    }
+    std::size_t size() const { return x_.size() * y_.size(); }
+
+    // The k-th smallest (0-based), exactly as sorting all differences would give.
+    double kth(std::size_t k) const {
+        double lo = y_.front() - x_.back(), hi = y_.back() - x_.front();
+        if (count_le(lo) > k) return lo;
+        // Invariant: count_le(lo) <= k < count_le(hi), so the answer is in (lo, hi].
+        while (true) {
+            double mid = lo + (hi - lo) / 2;
+            if (mid <= lo || mid >= hi) break;
+            (count_le(mid) > k ? hi : lo) = mid;
+        }
+        return largest_le(hi);
+    }
+
+private:
+    std::size_t count_le(double t) const {
+        std::size_t n = 0, j = 0;
+        for (std::size_t i = 0; i < x_.size(); ++i) {  // x ascending: the bound on y grows
+            while (j < y_.size() && y_[j] - x_[i] <= t) ++j;
+            n += j;
+        }
+        return n;
+    }
+    double largest_le(double t) const {
+        double best = -std::numeric_limits<double>::infinity();
+        std::size_t j = 0;
+        for (std::size_t i = 0; i < x_.size(); ++i) {
+            while (j < y_.size() && y_[j] - x_[i] <= t) ++j;
+            if (j > 0) best = std::max(best, y_[j - 1] - x_[i]);
+        }
+        return best;
+    }
+    std::vector<double> x_, y_;
+};
+
+std::optional<std::vector<double>> logs_of_positive(const std::vector<double>& v) {
+    std::vector<double> out;
+    out.reserve(v.size());
+    for (double x : v) {
+        if (!(x > 0) || !std::isfinite(x)) return std::nullopt;
+        out.push_back(std::log(x));
+    }
+    return out;
+}
+
+}  // namespace
+
 std::optional<double> hodges_lehmann_ratio(const std::vector<double>& a, const std::vector<double>& b) {
     if (a.empty() || b.empty()) return std::nullopt;
-    std::vector<double> logs;
-    logs.reserve(a.size() * b.size());
-    for (double x : a) {
-        if (!(x > 0)) return std::nullopt;
-        for (double y : b) {
-            if (!(y > 0)) return std::nullopt;
-            logs.push_back(std::log(y) - std::log(x));
-        }
-    }
-    return std::exp(median_inplace(logs));
+    auto la = logs_of_positive(a), lb = logs_of_positive(b);
+    if (!la || !lb) return std::nullopt;
+    PairDifferences d(std::move(*la), std::move(*lb));
+    std::size_t n = d.size(), mid = n / 2;
+    double hi = d.kth(mid);
+    return std::exp(n % 2 ? hi : (d.kth(mid - 1) + hi) / 2);
 }
 
 }  // namespace hotline

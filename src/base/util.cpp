@@ -1,6 +1,7 @@
 // Duration and list parsing, whole-file reads, atomic file writes, error exits.
 #include <cctype>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -10,8 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 
 #include "hotline/util.hpp"
 
@@ -23,6 +22,12 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
+namespace {
+
+constexpr double kMaxDurationSeconds = 366.0 * 24 * 3600;
+
+}  // namespace
+
 Result<double> parse_duration(std::string_view s) {
     std::string str(s);
     if (str.empty()) return make_error("empty duration", EINVAL, "use e.g. 5s, 250ms or 2m");
@@ -30,7 +35,7 @@ Result<double> parse_duration(std::string_view s) {
     errno = 0;
     double v = std::strtod(str.c_str(), &end);
     if (end == str.c_str() || errno || !std::isfinite(v) || v < 0)
-        return make_error("bad duration \"" + str + "\"", EINVAL, "use e.g. 5s, 250ms or 2m");
+        return make_error("bad duration \"" + str.substr(0, 40) + "\"", EINVAL, "use e.g. 5s, 250ms or 2m");
     std::string unit(end);
     double mul = 0;
     if (unit.empty() || unit == "s") mul = 1;
@@ -39,7 +44,12 @@ Result<double> parse_duration(std::string_view s) {
     else if (unit == "m" || unit == "min") mul = 60;
     else if (unit == "h") mul = 3600;
     else return make_error("bad duration unit \"" + unit + "\" in \"" + str + "\"", EINVAL, "units: ms, s, m, h");
-    return v * mul;
+    // Every use converts to time_t, timespec or chrono: bounded here, once.
+    double secs = v * mul;
+    if (!(secs <= kMaxDurationSeconds))
+        return make_error(fmt::format("duration \"{}\" is out of range", str.substr(0, 40)), 0,
+                          "give at most 366 days (8784h)");
+    return secs;
 }
 
 std::vector<std::string> split_list(std::string_view s) {
@@ -63,14 +73,6 @@ std::string own_command_line() {
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s;
-}
-
-Result<std::string> read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return make_error("cannot read " + path, errno ? errno : ENOENT);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 int fail(const Error& e, int exit_code) {
@@ -101,22 +103,103 @@ Status write_all(int fd, std::string_view data) {
     return ok_status();
 }
 
+struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+};
+
+}  // namespace
+
+namespace {
+
 std::string parent_dir(const std::string& path) {
     auto slash = path.rfind('/');
     if (slash == std::string::npos) return ".";
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+Error refused_output(const std::string& path, const std::string& why) {
+    return make_error(fmt::format("refusing to write {}: {}", path, why), 0,
+                      "output goes through a new file renamed into place, which would replace it; "
+                      "give the path of a regular file or a new name");
+}
+
+// What is at `path` now, if anything, may be replaced by a renamed file.
+Status check_replaceable(const std::string& path) {
+    struct stat st {};
+    if (lstat(path.c_str(), &st)) {
+        if (errno == ENOENT) return ok_status();
+        return make_error("cannot inspect " + path, errno);
+    }
+    if (S_ISLNK(st.st_mode)) return refused_output(path, "it is a symbolic link (neither it nor its target is replaced)");
+    if (S_ISDIR(st.st_mode)) return refused_output(path, "it is a directory");
+    if (!S_ISREG(st.st_mode)) return refused_output(path, "it is not a regular file (a device, FIFO or socket)");
+    if ((st.st_mode & 0222) == 0 || faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS))
+        return refused_output(path, fmt::format("it is read-only (mode {:04o})", st.st_mode & 07777));
+    return ok_status();
+}
+
 }  // namespace
 
+Status check_output_path(const std::string& path) {
+    if (path.empty()) return make_error("empty output path", 0, "give a file name");
+    std::string dir = parent_dir(path);
+    struct stat st {};
+    if (stat(dir.c_str(), &st))
+        return make_error(fmt::format("cannot write {}: the directory {} does not exist or cannot be reached", path, dir),
+                          errno, "create the directory first, or choose another path");
+    if (!S_ISDIR(st.st_mode)) return make_error(fmt::format("cannot write {}: {} is not a directory", path, dir), 0);
+    if (faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS))
+        return make_error(fmt::format("cannot write {}: no permission to create files in {}", path, dir), errno,
+                          "choose a directory you can write, or run as its owner");
+    return check_replaceable(path);
+}
+
+Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return make_error("cannot read " + path, errno);
+    FdCloser closer{fd};
+    struct stat st {};
+    if (fstat(fd, &st)) return make_error("cannot read " + path, errno);
+    if (S_ISDIR(st.st_mode)) return make_error(fmt::format("cannot read {}: it is a directory", path), 0, "give a file");
+    if (!S_ISREG(st.st_mode))
+        return make_error(fmt::format("cannot read {}: it is not a regular file (a device, FIFO or socket)", path), 0,
+                          "give a regular file");
+    auto too_large = [&] {
+        return make_error(fmt::format("cannot read {}: it is larger than the limit of {} bytes", path, max_bytes), EFBIG,
+                          "docs/limits.md lists the input limits");
+    };
+    if (std::uint64_t(st.st_size) > max_bytes) return too_large();
+    std::string out;
+    char buf[65536];
+    while (true) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return make_error("cannot read " + path, errno);
+        if (n == 0) break;
+        if (out.size() + std::size_t(n) > max_bytes) return too_large();
+        out.append(buf, std::size_t(n));
+    }
+    return out;
+}
+
 Status write_file_atomic(const std::string& path, std::string_view data, unsigned mode) {
-    std::string tmp = path + ".tmp." + std::to_string(getpid());
-    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0) return make_error("cannot create " + tmp, errno, "check that the directory exists and is writable");
+    if (auto st = check_output_path(path); !st) return st;
+    // An unpredictable name created exclusively: a link planted in the
+    // directory cannot redirect the write.
+    std::string tmp = path + ".tmp.XXXXXX";
+    int fd = mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0) return make_error("cannot create a temporary file beside " + path, errno, "check that the directory is writable");
     auto fail_with = [&](std::string what, int e) {
         unlink(tmp.c_str());
         return make_error(std::move(what), e);
     };
+    if (fchmod(fd, mode)) {
+        int e = errno;
+        close(fd);
+        return fail_with("cannot set the mode of " + tmp, e);
+    }
     if (auto st = write_all(fd, data); !st) {
         close(fd);
         return fail_with("cannot write " + tmp, st.error().err);

@@ -135,6 +135,7 @@ bool print_report(const CostReport& rep, bool json) {
 int run_cost(const CostArgs& a) {
     auto duration = parse_duration(a.duration);
     if (!duration) return fail(duration.error(), kExitUsage);
+    if (*duration <= 0) return fail(make_error("--duration must be positive: nothing is measured over 0 s"), kExitUsage);
     auto forced = check_target_args(a.mechanism, a.targets, a.funcs);
     if (!forced) return fail(forced.error(), kExitUsage);
     auto wl = parse_workload(a.workload);

@@ -96,6 +96,7 @@ int run_apply(const FixesCli& a, const FixCatalog& cat) {
     if (!a.duration.empty()) {
         auto d = parse_duration(a.duration);
         if (!d) return fail(d.error(), kExitUsage);
+        if (*d <= 0) return fail(make_error("--duration must be positive; leave it out to hold until a signal"), kExitUsage);
         duration = *d;
     }
     auto target = apply_target(a);

@@ -99,6 +99,13 @@ Result<RecordSetup> check_args(const RecordArgs& a) {
     if (!i) return i.error();
     if (*i < 0.05) return make_error("--interval must be at least 50ms", EINVAL);
     s.interval = *i;
+    if (s.duration > 0 && s.duration / s.interval > double(kMaxRecordingIntervals))
+        return make_error(fmt::format("--duration {}s at --interval {}s gives more than {} intervals", s.duration,
+                                      s.interval, kMaxRecordingIntervals),
+                          EINVAL, "use a longer --interval");
+    // A bad -o is reported now, not after the whole recording.
+    if (!a.output.empty())
+        if (auto st = check_output_path(a.output); !st) return st.error();
     auto forced = check_target_args(a.mechanism, a.targets, a.funcs);
     if (!forced) return forced.error();
     s.forced = *forced;

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "hotline/html_report.hpp"
+#include "hotline/json_limits.hpp"
 
 namespace hotline::cli {
 
@@ -25,11 +26,9 @@ bool write_html(const std::string& file, const HtmlInput& in) {
 Result<nlohmann::json> load_json(const std::string& path) {
     auto text = read_file(path);
     if (!text) return text.error();
-    try {
-        return nlohmann::json::parse(*text);
-    } catch (const std::exception& e) {
-        return make_error(path + ": not JSON: " + e.what(), EINVAL);
-    }
+    auto doc = parse_json_limited(*text);
+    if (!doc) return make_error(path + ": " + doc.error().what, EINVAL, doc.error().hint);
+    return doc;
 }
 
 namespace {

@@ -86,6 +86,9 @@ int run_scenario_run(const ScenarioArgs& a) {
         fmt::print(stderr, "hotline: {}\n", o.error().message());
         return kExitUsage;
     }
+    // A bad -o is reported now, not after the traffic has run.
+    if (!a.output.empty())
+        if (auto st = check_output_path(a.output); !st) return fail(st.error(), kExitUsage);
     // A progress line: rewritten in place on a terminal, one line per step otherwise.
     bool tty = isatty(2);
     bool pending = false;

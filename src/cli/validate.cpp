@@ -112,6 +112,10 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
 }
 
 int run_validate_cli(const ValidateCli& a) {
+    // Output files are checked before any trial runs, not after.
+    for (const std::string* f : {&a.json_file, &a.junit_file})
+        if (!f->empty())
+            if (auto st = check_output_path(*f); !st) return fail(st.error(), kExitUsage);
     if (a.diff && *a.diff) return run_diff(a);
     ValidatorOptions o;
     o.fix = a.fix;

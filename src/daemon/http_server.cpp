@@ -218,7 +218,7 @@ public:
         {
             std::lock_guard<std::mutex> lk(mu_);
             if (!stop_ && jobs_.size() < idle_ + queued_) {
-                jobs_.push_back(std::move(fn));
+                jobs_.push_back({std::move(fn), monotonic_seconds()});
                 pending_ = jobs_.size();
                 cv_.notify_one();
                 return;
@@ -241,28 +241,41 @@ public:
     }
 
 private:
+    // A connection that waited past kQueueDeadlineSeconds, or that is still queued
+    // when the server stops, is handed to the Rejector (503, no worker time): slow
+    // clients ahead of it must not make it wait without bound, nor delay SIGTERM.
     void work() {
         while (true) {
-            std::function<void()> fn;
+            Job job;
+            bool reject = false;
             {
                 std::unique_lock<std::mutex> lk(mu_);
                 ++idle_;
                 cv_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
                 --idle_;
                 if (jobs_.empty()) return;  // stopping and drained
-                fn = std::move(jobs_.front());
+                job = std::move(jobs_.front());
                 jobs_.pop_front();
                 pending_ = jobs_.size();
+                reject = stop_ || monotonic_seconds() - job.queued_at > kQueueDeadlineSeconds;
             }
-            fn();
+            t_shed = reject;
+            job.fn();
+            t_shed = false;
         }
     }
+
+    static constexpr double kQueueDeadlineSeconds = 1.0;
+    struct Job {
+        std::function<void()> fn;
+        double queued_at = 0;
+    };
 
     std::size_t queued_;
     std::atomic<std::size_t>& pending_;
     std::mutex mu_;
     std::condition_variable cv_;
-    std::deque<std::function<void()>> jobs_;
+    std::deque<Job> jobs_;
     std::vector<std::thread> threads_;
     std::size_t idle_ = 0;
     bool stop_ = false;
@@ -295,7 +308,7 @@ public:
         if (wake_[1] >= 0) ::close(wake_[1]);
     }
 
-    // Called on the accepting thread: never blocks, never does TLS work.
+    // Called on the accepting thread or a worker: never blocks, never does TLS work.
     void take(int fd) {
         ++rej_.busy;
         {

@@ -303,6 +303,11 @@ std::optional<Attachment> attach_all(const ServeConfig& cfg, const KernelInfo& k
     return std::move(*att);
 }
 
+// An address that listens on every interface.
+bool is_wildcard_host(const std::string& host) {
+    return host.empty() || host == "0.0.0.0" || host == "::" || host == "*";
+}
+
 int serve(const ServeConfig& cfg, const TlsContext& tls, const KernelInfo& k, const Topology& topo,
           const Attachment& att, std::size_t attached, ShutdownSignals& signals) {
     RunStats run_stats;
@@ -321,6 +326,10 @@ int serve(const ServeConfig& cfg, const TlsContext& tls, const KernelInfo& k, co
     if (!bound_at) return kExitError;
     say("listening on {}://{}/metrics ({} of {} targets attached)", cfg.tls() ? "https" : "http",
         bound_at->to_string(), attached, att.plan.targets.size());
+    if (!cfg.auth() && is_wildcard_host(cfg.listen.host))
+        say("warning: serving without authentication on every interface ({}): anyone who can reach this host "
+            "can read the metrics; set [auth] in the config or listen on 127.0.0.1",
+            cfg.listen.host.empty() ? "*" : cfg.listen.host);
     notify_systemd(fmt::format("READY=1\nSTATUS=serving metrics on {}", bound_at->to_string()));
     if (!serve_until_signal(svr, signals)) {
         say("the HTTP server stopped unexpectedly");

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hotline/journal.hpp"
+#include "hotline/json_limits.hpp"
 #include "hotline/util.hpp"
 
 namespace hotline {
@@ -78,6 +79,8 @@ namespace {
 
 constexpr const char* kJournalFile = "journal.json";
 constexpr const char* kJournalSchema = "hotline.journal";
+// A journal lists a handful of knobs; anything near this size is not one.
+constexpr std::size_t kMaxJournalBytes = 1u << 20;
 
 std::optional<KnobKind> parse_kind(const std::string& s) {
     if (s == "sysctl") return KnobKind::kSysctl;
@@ -142,19 +145,74 @@ Status remove_durable(const std::string& dir, const std::string& name) {
     return fsync_dir(dir);
 }
 
-Status ensure_dir(const std::string& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir))
-        return make_error("cannot create the journal directory " + dir, ec ? ec.value() : ENOTDIR,
-                          "run as root, or choose another directory with --journal-dir");
-    chmod(dir.c_str(), 0700);
-    return ok_status();
+// The journal directory holds files that root writes and later trusts: it must
+// belong to this user, be no symlink, and be writable by nobody else.  An
+// existing directory is checked, never chmodded (it may be /tmp).
+Status ensure_private_dir(std::string dir) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    struct stat st {};
+    if (lstat(dir.c_str(), &st) && errno == ENOENT) {
+        std::error_code ec;
+        if (auto parent = fs::path(dir).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
+        if (mkdir(dir.c_str(), 0700) && errno != EEXIST)
+            return make_error("cannot create the journal directory " + dir, errno,
+                              "run as root, or choose another directory with --journal-dir");
+    }
+    if (lstat(dir.c_str(), &st)) return make_error("cannot use the journal directory " + dir, errno);
+    std::string why;
+    if (S_ISLNK(st.st_mode)) why = "it is a symbolic link";
+    else if (!S_ISDIR(st.st_mode)) why = "it is not a directory";
+    else if (st.st_uid != geteuid()) why = fmt::format("it belongs to uid {}, not to uid {}", st.st_uid, geteuid());
+    else if (st.st_mode & 022) why = fmt::format("others can write it (mode {:04o})", st.st_mode & 07777);
+    if (why.empty()) return ok_status();
+    return make_error(fmt::format("refusing the journal directory {}: {}", dir, why), 0,
+                      "give --journal-dir a directory only you can write, or a new path (created 0700)");
+}
+
+// Opens (creating) a lock file without following a link to somewhere else.
+Result<int> open_lock_file(const std::string& path) {
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+    if (fd < 0) {
+        int e = errno;
+        std::string hint = e == ELOOP ? "it is a symbolic link: remove it"
+                           : e == EACCES || e == EPERM ? "changing knobs needs root: run it with sudo"
+                                                       : "";
+        return make_error("cannot open the lock file " + path, e, hint);
+    }
+    struct stat st {};
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        close(fd);
+        return make_error(fmt::format("refusing the lock file {}: it is not a regular file of uid {}", path, geteuid()),
+                          0, "remove it; hotline creates its own");
+    }
+    return fd;
+}
+
+Result<int> lock_exclusively(const std::string& path) {
+    auto fd = open_lock_file(path);
+    if (!fd) return fd.error();
+    if (flock(*fd, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+        char buf[32] = {};
+        ssize_t n = pread(*fd, buf, sizeof buf - 1, 0);
+        close(*fd);
+        std::string holder = n > 0 ? normalize_value(std::string(buf, std::size_t(n))) : "?";
+        if (e == EWOULDBLOCK)
+            return make_error(fmt::format("another hotline run (pid {}) is changing knobs: {} is locked", holder, path),
+                              0, "wait for it to finish; only one run may apply fixes at a time");
+        return make_error("cannot lock " + path, e);
+    }
+    std::string pid = std::to_string(getpid()) + "\n";
+    if (ftruncate(*fd, 0) == 0) {
+        ssize_t w = pwrite(*fd, pid.data(), pid.size(), 0);
+        (void)w;  // the pid is only for the message above
+    }
+    return *fd;
 }
 
 Result<std::string> archive(const std::string& dir, const std::string& why) {
     std::string adir = dir + "/archive";
-    if (auto st = ensure_dir(adir); !st) return st.error();
+    if (auto st = ensure_private_dir(adir); !st) return st.error();
     std::string dest = fmt::format("{}/journal-{}-{}-{}.json", adir, long(time(nullptr)), getpid(), why);
     if (rename((dir + "/" + kJournalFile).c_str(), dest.c_str()))
         return make_error("cannot move the journal to " + dest, errno);
@@ -165,24 +223,29 @@ Result<std::string> archive(const std::string& dir, const std::string& why) {
 
 using Hook = std::function<void(std::string_view)>;
 
-RestoreItem restore_one(const JournalEntry& e, KnobIo& io, const Hook& hook) {
+// The namespace the entry was written in, by its journaled identity: under its
+// own name when that still leads to it, else under any name or process that
+// still holds it (a pid may have exited while its namespace lives on).
+std::optional<NetnsRef> locate_netns(const JournalEntry& e, KnobIo& io, RestoreItem& it) {
+    auto id = io.netns_identity(*e.netns);
+    if (id && *id == e.nsid) return e.netns;
+    if (auto found = io.find_netns(e.nsid)) return found;
+    it.status = RestoreStatus::kGone;
+    it.detail = id ? "a different namespace now has this name and the original no longer exists; left alone"
+                   : "the namespace no longer exists; the value went with it";
+    return std::nullopt;
+}
+
+RestoreItem restore_one(JournalEntry e, KnobIo& io, const Hook& hook) {
     RestoreItem it;
     it.knob = e.display();
     it.fix = e.fix;
     it.original = e.old_value;
     it.ours = e.new_value;
     if (e.netns) {
-        auto id = io.netns_identity(*e.netns);
-        if (!id) {
-            it.status = RestoreStatus::kGone;
-            it.detail = "the namespace no longer exists; the value went with it";
-            return it;
-        }
-        if (!(*id == e.nsid)) {
-            it.status = RestoreStatus::kGone;
-            it.detail = "a different namespace now has this name; left alone";
-            return it;
-        }
+        auto where = locate_netns(e, io, it);
+        if (!where) return it;
+        e.netns = where;
     }
     auto cur = io.read(e.kind, e.relpath, e.netns);
     if (!cur) {
@@ -249,54 +312,78 @@ std::string journal_doc(const std::string& boot_id, const std::string& owner,
     return j.dump(1) + "\n";
 }
 
-// Settles a journal left by an earlier run.  The caller holds the lock.
+struct ParsedJournal {
+    std::vector<JournalEntry> entries;
+    std::vector<std::string> damaged;  // why each unusable entry was refused
+};
+
+ParsedJournal parse_entries(const nlohmann::json& list) {
+    ParsedJournal p;
+    for (auto& ej : list) {
+        auto e = entry_from_json(ej);
+        if (e) p.entries.push_back(std::move(*e));
+        else p.damaged.push_back(e.error().message());
+    }
+    return p;
+}
+
+// Why the journal document as a whole cannot be used; empty when it can.
+std::string unusable_reason(const std::string& path, const std::string& text, nlohmann::json& doc) {
+    struct stat st {};
+    if (lstat(path.c_str(), &st) || !S_ISREG(st.st_mode)) return "it is not a regular file";
+    auto parsed = parse_json_limited(text);
+    if (!parsed || !parsed->is_object() || parsed->value("schema", "") != kJournalSchema)
+        return "it is not a hotline journal or is damaged";
+    doc = std::move(*parsed);
+    if (!doc.contains("entries") || !doc["entries"].is_array()) return "it has no entry list";
+    return "";
+}
+
+Error damaged_journal(const std::string& path, const std::string& why, const Result<std::string>& dest,
+                      const RestoreReport* restored) {
+    std::string what = fmt::format("the journal {} could not be used ({}); it was moved to {}", path, why,
+                                   dest ? dest.value() : "(could not be moved: " + dest.error().message() + ")");
+    if (restored && !restored->items.empty()) {
+        what += "; its valid entries were settled:";
+        for (auto& l : restored->lines()) what += "\n  " + l;
+    }
+    return make_error(what, 0, "check the knobs the damaged entries list by hand; the next run starts clean");
+}
+
+// Settles a journal left by an earlier run.  The caller holds the lock.  A
+// damaged entry does not stop the valid ones: they are restored, then the
+// journal is archived for the record and the damage reported.
 Result<RestoreReport> settle(const std::string& dir, const std::string& boot_id, KnobIo& io, const Hook& hook) {
     RestoreReport rep;
     std::string path = dir + "/" + kJournalFile;
-    auto text = read_file(path);
-    if (!text) {
-        if (text.error().err == ENOENT || !fs::exists(path)) return rep;
-        return text.error();
+    struct stat st {};
+    if (lstat(path.c_str(), &st) && errno == ENOENT) return rep;
+    auto text = S_ISREG(st.st_mode) ? read_file(path, kMaxJournalBytes) : Result<std::string>(std::string());
+    if (!text) return text.error();
+    nlohmann::json doc;
+    if (auto why = unusable_reason(path, *text, doc); !why.empty())
+        return damaged_journal(path, why, archive(dir, "damaged"), nullptr);
+    rep.journal_owner = fmt::format("pid {}: {}", doc.value("pid", 0), doc.value("owner", "?"));
+    if (doc.value("boot_id", "") != boot_id) {
+        auto dest = archive(dir, "stale-boot");
+        if (!dest) return dest.error();
+        rep.stale_boot = true;
+        rep.archived_to = *dest;
+        return rep;
     }
-    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-    std::vector<JournalEntry> entries;
-    std::string bad;
-    if (doc.is_discarded() || !doc.is_object() || doc.value("schema", "") != kJournalSchema) {
-        bad = "it is not a hotline journal or is damaged";
-    } else {
-        rep.journal_owner = fmt::format("pid {}: {}", doc.value("pid", 0), doc.value("owner", "?"));
-        if (doc.value("boot_id", "") != boot_id) {
-            auto dest = archive(dir, "stale-boot");
-            if (!dest) return dest.error();
-            rep.stale_boot = true;
-            rep.archived_to = *dest;
-            return rep;
-        }
-        if (!doc.contains("entries") || !doc["entries"].is_array()) {
-            bad = "it has no entry list";
-        } else {
-            for (auto& ej : doc["entries"]) {
-                auto e = entry_from_json(ej);
-                if (!e) {
-                    bad = e.error().message();
-                    break;
-                }
-                entries.push_back(std::move(*e));
-            }
-        }
-    }
-    if (!bad.empty()) {
-        auto dest = archive(dir, "damaged");
-        return make_error(fmt::format("the journal {} could not be used ({}); it was moved to {}", path, bad,
-                                      dest ? *dest : "(could not be moved: " + dest.error().message() + ")"),
-                          EINVAL, "check the knobs it lists by hand; the next run starts clean");
-    }
-    RestoreReport r = restore_entries(entries, io, hook);
+    ParsedJournal parsed = parse_entries(doc["entries"]);
+    RestoreReport r = restore_entries(parsed.entries, io, hook);
     r.journal_owner = rep.journal_owner;
-    if (entries.empty()) {
-        if (auto st = remove_durable(dir, kJournalFile); !st) return st.error();
-    } else if (auto st = write_durable(dir, kJournalFile, journal_doc(boot_id, "restore retry", entries)); !st) {
-        return st.error();
+    if (!parsed.damaged.empty()) {
+        auto dest = archive(dir, "damaged");
+        if (dest && !parsed.entries.empty())
+            (void)write_durable(dir, kJournalFile, journal_doc(boot_id, "restore retry", parsed.entries));
+        return damaged_journal(path, parsed.damaged.front(), dest, &r);
+    }
+    if (parsed.entries.empty()) {
+        if (auto st2 = remove_durable(dir, kJournalFile); !st2) return st2.error();
+    } else if (auto st2 = write_durable(dir, kJournalFile, journal_doc(boot_id, "restore retry", parsed.entries)); !st2) {
+        return st2.error();
     }
     return r;
 }
@@ -308,30 +395,27 @@ RunLock::~RunLock() {
 }
 
 Result<RunLock> RunLock::acquire(const std::string& dir) {
-    if (auto st = ensure_dir(dir); !st) return st.error();
-    std::string path = dir + "/lock";
-    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return make_error("cannot open the lock file " + path, errno);
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
-        int e = errno;
-        char buf[32] = {};
-        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-        close(fd);
-        std::string holder = n > 0 ? normalize_value(std::string(buf, std::size_t(n))) : "?";
-        if (e == EWOULDBLOCK)
-            return make_error(fmt::format("another hotline run (pid {}) is changing knobs: {} is locked", holder, path),
-                              e, "wait for it to finish; only one run may apply fixes at a time");
-        return make_error("cannot lock " + path, e);
-    }
-    std::string pid = std::to_string(getpid()) + "\n";
-    if (ftruncate(fd, 0) == 0) {
-        ssize_t w = pwrite(fd, pid.data(), pid.size(), 0);
-        (void)w;  // the pid is only for the message above
-    }
-    return RunLock(fd);
+    if (auto st = ensure_private_dir(dir); !st) return st.error();
+    auto fd = lock_exclusively(dir + "/lock");
+    if (!fd) return fd.error();
+    return RunLock(*fd);
 }
 
-Journal::Journal(JournalOptions opts, KnobIo& io, RunLock lock, std::string boot_id)
+Result<RunLock> RunLock::acquire_file(const std::string& path) {
+    auto fd = lock_exclusively(path);
+    if (!fd) return fd.error();
+    return RunLock(*fd);
+}
+
+Result<RunLocks> RunLocks::acquire(const JournalOptions& opts) {
+    auto machine = RunLock::acquire_file(opts.machine_lock);
+    if (!machine) return machine.error();
+    auto dir = RunLock::acquire(opts.dir);
+    if (!dir) return dir.error();
+    return RunLocks{std::move(*machine), std::move(*dir)};
+}
+
+Journal::Journal(JournalOptions opts, KnobIo& io, RunLocks lock, std::string boot_id)
     : opts_(std::move(opts)), io_(io), lock_(std::move(lock)), boot_id_(std::move(boot_id)) {}
 
 Journal::~Journal() {
@@ -341,7 +425,7 @@ Journal::~Journal() {
 std::string Journal::journal_path() const { return opts_.dir + "/" + kJournalFile; }
 
 Result<std::unique_ptr<Journal>> Journal::open(const JournalOptions& opts, KnobIo& io) {
-    auto lock = RunLock::acquire(opts.dir);
+    auto lock = RunLocks::acquire(opts);
     if (!lock) return lock.error();
     auto boot = io.boot_id();
     if (!boot) return boot.error();
@@ -368,6 +452,10 @@ namespace {
 // Refused by policy before anything is read or written.
 Status check_scope(const KnobWrite& w, bool allow_global) {
     std::string shown = knob_display(w.kind, w.name);
+    if (w.scope == Scope::kNetns && !knob_can_be_per_netns(w.kind, w.name))
+        return make_error(fmt::format("{} ({}) is labelled per network namespace, but it is machine-wide: only net.* "
+                                      "sysctls belong to a namespace", shown, w.fix),
+                          EPERM, "correct the fix's scope to \"global\"; machine-wide changes need --allow-global");
     if (w.scope == Scope::kGlobal && !allow_global)
         return make_error(fmt::format("{} ({}) changes the whole machine", shown, w.fix), EPERM,
                           "add --allow-global to permit machine-wide changes");
@@ -378,6 +466,15 @@ Status check_scope(const KnobWrite& w, bool allow_global) {
                           "give the scenario's namespace (--netns NAME), or --allow-global to change the host's own");
     if (normalize_value(w.value).empty()) return make_error("empty value for " + shown, EINVAL);
     return ok_status();
+}
+
+// The namespace of init or of hotline itself: what the user sees as the host.
+bool is_host_netns(KnobIo& io, const NsIdentity& id) {
+    for (pid_t p : {pid_t(1), getpid()}) {
+        auto host = io.netns_identity(NetnsRef{"", p});
+        if (host && *host == id) return true;
+    }
+    return false;
 }
 
 ApplyResult could_not_apply(ApplyResult res, const Error& err, const std::string& why) {
@@ -414,6 +511,10 @@ Result<ApplyResult> Journal::apply(const KnobWrite& w) {
             return err;
         }
         e.nsid = *id;
+        if (!opts_.allow_global && is_host_netns(io_, e.nsid))
+            return make_error(fmt::format("{} is the host's own network namespace: changing {} there changes the "
+                                          "machine", w.netns->describe(), e.display()),
+                              EPERM, "name the scenario's namespace, or add --allow-global to change the host's");
     }
     auto old = io_.read(w.kind, *rel, w.netns);
     if (!old) return could_not_apply(res, old.error(), old.error().err == ENOENT ? "the knob does not exist here" : "");
@@ -471,7 +572,7 @@ RestoreReport Journal::restore() {
 }
 
 Result<RestoreReport> recover(const JournalOptions& opts, KnobIo& io) {
-    auto lock = RunLock::acquire(opts.dir);
+    auto lock = RunLocks::acquire(opts);
     if (!lock) return lock.error();
     auto boot = io.boot_id();
     if (!boot) return boot.error();

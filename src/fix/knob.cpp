@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <filesystem>
 #include <cstdlib>
 #include <thread>
 
@@ -89,6 +90,12 @@ Result<std::string> knob_relpath(KnobKind kind, std::string_view name) {
     return out;
 }
 
+bool knob_can_be_per_netns(KnobKind kind, std::string_view name) {
+    if (kind != KnobKind::kSysctl) return false;  // sysfs and /proc/irq show the mounter's view: the host's
+    auto rel = knob_relpath(kind, name);
+    return rel && rel->rfind("net/", 0) == 0;
+}
+
 std::string knob_display(KnobKind kind, std::string_view name) {
     std::string s(name);
     if (kind == KnobKind::kSysctl && s.find('/') != std::string::npos && s.find('.') == std::string::npos)
@@ -129,14 +136,14 @@ Result<NetnsRef> parse_netns(std::string_view spec) {
         char* end = nullptr;
         long v = std::strtol(num.c_str(), &end, 10);
         if (num.empty() || *end || v <= 0 || v > INT_MAX)
-            return make_error(fmt::format("bad namespace \"{}\"", spec), EINVAL, "use pid:N with a process id");
+            return make_error(fmt::format("bad namespace \"{}\"", spec.substr(0, 64)), EINVAL, "use pid:N with a process id");
         ns.pid = pid_t(v);
         return ns;
     }
     bool ok = !spec.empty() && spec.size() <= 255 && spec != "." && spec != "..";
     for (char c : spec) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
     if (!ok)
-        return make_error(fmt::format("bad namespace name \"{}\"", spec), EINVAL,
+        return make_error(fmt::format("bad namespace name \"{}\"", spec.substr(0, 64)), EINVAL,
                           "give an `ip netns` name (letters, digits, - _ .) or pid:N");
     ns.name = std::string(spec);
     return ns;
@@ -270,6 +277,24 @@ Result<NsIdentity> FsKnobIo::netns_identity(const NetnsRef& ns) {
     std::string p = ns.path(roots_);
     if (stat(p.c_str(), &st)) return make_error(fmt::format("cannot find {} ({})", ns.describe(), p), errno);
     return NsIdentity{std::uint64_t(st.st_dev), std::uint64_t(st.st_ino)};
+}
+
+std::optional<NetnsRef> FsKnobIo::find_netns(const NsIdentity& id) {
+    auto holds = [&](const NetnsRef& r) {
+        auto got = netns_identity(r);
+        return got && *got == id;
+    };
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (fs::directory_iterator it(roots_.netns_dir, ec), end; !ec && it != end; it.increment(ec))
+        if (auto r = parse_netns(it->path().filename().string()); r && r->pid == 0 && holds(*r)) return *r;
+    for (fs::directory_iterator it(roots_.proc, ec), end; !ec && it != end; it.increment(ec)) {
+        std::string n = it->path().filename().string();
+        if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 9) continue;
+        NetnsRef r{"", pid_t(std::stol(n))};
+        if (r.pid > 0 && holds(r)) return r;
+    }
+    return std::nullopt;
 }
 
 Result<std::string> FsKnobIo::boot_id() {

@@ -24,6 +24,11 @@ ScenarioNumbers scenario_numbers(const ScenarioResult& r) {
     if (r.cpu.threads_measured) n.cpu_seconds = (r.cpu.sender_pct + r.cpu.receiver_pct) / 100.0 * r.seconds;
     else n.cpu_seconds = r.cpu.busy_pct / 100.0 * double(r.cpu.cpus.size()) * r.seconds;
     if (r.mbit_per_s > 0) n.extra["mbit_per_s"] = r.mbit_per_s;
+    if (r.connections > 0) {
+        n.extra["connection_resets"] = double(r.connection_resets);
+        n.extra["connection_refusals"] = double(r.connection_refusals);
+        n.extra["connection_timeouts"] = double(r.connection_timeouts);
+    }
     if (!r.latency.empty() && r.latency.front().has_percentiles) {
         n.extra["latency_p50_us"] = r.latency.front().p50_ns / 1e3;
         n.extra["latency_p99_us"] = r.latency.front().p99_ns / 1e3;
@@ -82,6 +87,9 @@ std::optional<std::string> resolve_trial_scenario(ScenarioOptions& so, double tr
 // One validation run from the journal on: the collector, the scenario's network
 // (once for every trial), the fix's writes, and the ABAB trials.  Members are
 // destroyed scenario first, journal (which restores) last.
+// Trials whose workload failed are repeated up to this many times in a validation.
+constexpr int kMaxWorkloadErrors = 3;
+
 class Run {
 public:
     Run(const ValidatorOptions& o, const FixDef& fix, ScenarioOptions so, nlohmann::json context,
@@ -112,6 +120,7 @@ private:
     ShutdownSignals& signals_;
     const ProgressFn& progress_;
     std::vector<std::string> notes_;
+    int workload_errors_ = 0;
     FsKnobIo io_;
     std::unique_ptr<Journal> journal_;
     std::unique_ptr<Session> session_;
@@ -236,8 +245,16 @@ std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial
         if (auto out = restore_after_fix(v, trial_no)) return out;
     if (sig || (sig = signals_.poll())) return interrupted(v, sig);
     if (!res) {
+        // One bad trial (a server that died under churn) is repeated, not the end
+        // of the validation; a workload that keeps failing is.
+        std::string what = "trial " + std::to_string(trial_no) + ": " + res.error().message();
+        if (++workload_errors_ <= kMaxWorkloadErrors) {
+            notes_.push_back(what + "; the trial was not counted and is repeated");
+            say(notes_.back());
+            return std::nullopt;
+        }
         finish_scenario();
-        return error_outcome(v.report(), "trial " + std::to_string(trial_no) + ": " + res.error().message());
+        return error_outcome(v.report(), fmt::format("{} (workload errors in {} trials)", what, workload_errors_));
     }
     if (!b) {
         finish_scenario();

@@ -54,8 +54,8 @@ void await_close(int fd, const Crew& crew) {
     }
 }
 
-// One connect, request, response, close.  false ends the client: a stop, or an
-// error (then *err is set).
+// One connect, request, response, close.  false ends the client on an error
+// (then *err is set); resets, refusals and timeouts are counted by the crew.
 bool one_connection(Crew& crew, const sockaddr_in& addr, std::vector<char>& buf, Counter* done, std::string* err) {
     int fd = tcp_socket(err);
     if (fd < 0) return false;
@@ -63,7 +63,7 @@ bool one_connection(Crew& crew, const sockaddr_in& addr, std::vector<char>& buf,
     set_timeouts(fd);
     if (!connect_wait(fd, addr, crew, err)) {
         close(fd);
-        return false;
+        return err->empty();  // a halt ends the loop by itself; a counted fault is one lost connection
     }
     bool eof = false;
     if (send_full(fd, buf.data(), buf.size(), crew, err) && recv_full(fd, buf.data(), buf.size(), crew, err, &eof)) {
@@ -112,6 +112,7 @@ bool start_pairs(GenEnv& env, Crew& crew, std::vector<std::unique_ptr<Counter>>&
 
 Result<ScenarioResult> run_tcp_crr(GenEnv& env) {
     Crew crew(env.stop);
+    crew.count_net_faults = true;
     std::vector<std::unique_ptr<Counter>> conns;
     if (!start_pairs(env, crew, conns)) return setup_aborted(env, crew, "tcp-crr");
     crew.go = true;
@@ -131,6 +132,7 @@ Result<ScenarioResult> run_tcp_crr(GenEnv& env) {
     r.seconds = secs;
     r.connections = c1 - c0;
     r.connections_per_s = secs > 0 ? double(r.connections) / secs : 0;
+    add_net_faults(crew, r);
     r.cpu = cpu_between(a, b, crew.sides(), env.opts.cpus);
     return r;
 }

@@ -57,6 +57,18 @@ void Crew::fail(std::string msg) {
     failed_ = true;
 }
 
+bool Crew::count_fault(int e) {
+    if (!count_net_faults.load(std::memory_order_relaxed)) return false;
+    switch (e) {
+    case ECONNRESET:
+    case EPIPE:
+    case ECONNABORTED: faults.resets++; return true;
+    case ECONNREFUSED: faults.refusals++; return true;
+    case ETIMEDOUT: faults.timeouts++; return true;
+    default: return false;
+    }
+}
+
 std::string Crew::error() const {
     std::lock_guard<std::mutex> g(mu_);
     return error_;
@@ -248,6 +260,7 @@ bool send_full(int fd, const char* p, std::size_t n, Crew& crew, std::string* er
             if (crew.stopping()) return false;
             continue;
         }
+        if (w < 0 && crew.count_fault(errno)) return false;
         *err = fmt::format("send: {}", std::strerror(errno));
         return false;
     }
@@ -270,6 +283,7 @@ bool recv_full(int fd, char* p, std::size_t n, Crew& crew, std::string* err, boo
             if (crew.stopping()) return false;
             continue;
         }
+        if (crew.count_fault(errno)) return false;
         *err = fmt::format("recv: {}", std::strerror(errno));
         return false;
     }
@@ -280,6 +294,7 @@ bool connect_wait(int fd, const sockaddr_in& a, Crew& crew, std::string* err) {
     if (connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0) return true;
     if (errno != EINPROGRESS && errno != EINTR) {
         int e = errno;
+        if (crew.count_fault(e)) return false;
         char ip[INET_ADDRSTRLEN] = "";
         inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
         *err = fmt::format("connect to {}:{}: {}{}", ip, ntohs(a.sin_port), std::strerror(e),
@@ -294,10 +309,12 @@ bool connect_wait(int fd, const sockaddr_in& a, Crew& crew, std::string* err) {
             socklen_t len = sizeof e;
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len);
             if (!e) return true;
+            if (crew.count_fault(e)) return false;
             *err = fmt::format("connect: {}", std::strerror(e));
             return false;
         }
         if (monotonic_seconds() > deadline) {
+            if (crew.count_fault(ETIMEDOUT)) return false;
             *err = "connect: no answer within 10 s";
             return false;
         }
@@ -343,6 +360,12 @@ ScenarioResult base_result(const GenEnv& env) {
     r.scenario = env.opts.name;
     r.generator = "built-in";
     return r;
+}
+
+void add_net_faults(const Crew& crew, ScenarioResult& r) {
+    r.connection_resets = crew.faults.resets.load();
+    r.connection_refusals = crew.faults.refusals.load();
+    r.connection_timeouts = crew.faults.timeouts.load();
 }
 
 Result<ScenarioResult> setup_aborted(const GenEnv& env, Crew& crew, const char* name) {

@@ -78,6 +78,10 @@ enum Side { kSender = 0, kReceiver = 1 };
 
 // --- worker threads -----------------------------------------------------------------------
 
+struct NetFaults {
+    std::atomic<std::uint64_t> resets{0}, refusals{0}, timeouts{0};
+};
+
 // The worker threads of one generator, their readiness and their first error.
 // Every worker pins itself, then enters its side's network namespace with setns
 // (per thread), then runs its body, whose sockets stay in that namespace.
@@ -104,6 +108,14 @@ public:
 
     std::atomic<int> listening{0}, ready{0};
     std::atomic<bool> go{false};
+
+    // Connection churn meets resets, refusals and timeouts on a loaded machine:
+    // a generator that sets count_net_faults has the socket helpers count them
+    // (reported as metrics) instead of failing the crew.
+    std::atomic<bool> count_net_faults{false};
+    NetFaults faults;
+    // Counts errno `e` when counting is on and `e` is one of those; true if counted.
+    bool count_fault(int e);
 
 private:
     const std::atomic<bool>& outer_stop_;
@@ -151,12 +163,13 @@ int accept_until(int lfd, Crew& crew, std::string* err);
 // accept_until for a server loop: an error fails the crew as "WHO: error"; -1 on stop or error.
 int accept_or_fail(int lfd, Crew& crew, std::string_view who);
 // Whole-buffer send/recv on a socket with kIoTimeoutMs timeouts.  Return false
-// on stop, EOF or error; *eof tells EOF (peer closed) apart.
+// on stop, EOF, a counted fault (Crew::count_fault, *err empty) or error; *eof
+// tells EOF (peer closed) apart.
 bool send_full(int fd, const char* p, std::size_t n, Crew& crew, std::string* err);
 bool recv_full(int fd, char* p, std::size_t n, Crew& crew, std::string* err, bool* eof);
 // connect() with the socket's short send timeout, then waits for the handshake
 // in slices (a fresh veth, or a loaded host, can take a SYN retransmit).
-// false with *err empty means a halt, not a failure.
+// false with *err empty means a halt or a counted fault, not a failure.
 bool connect_wait(int fd, const sockaddr_in& a, Crew& crew, std::string* err);
 // Makes fd non-blocking and adds it to the epoll set ep for `events`.
 void watch_nonblocking(int ep, int fd, std::uint32_t events);
@@ -173,6 +186,8 @@ double measure_window(GenEnv& env, Crew& crew, const char* unit, const std::func
 
 // A result of the built-in generator for this scenario.
 ScenarioResult base_result(const GenEnv& env);
+// The crew's counted resets, refusals and timeouts, into the result.
+void add_net_faults(const Crew& crew, ScenarioResult& r);
 // Setup ended early: a worker's error, or a stop request (then an empty result).
 Result<ScenarioResult> setup_aborted(const GenEnv& env, Crew& crew, const char* name);
 

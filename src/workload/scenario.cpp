@@ -404,7 +404,9 @@ nlohmann::json to_json(const ScenarioResult& r) {
                            {"messages_per_s", r.messages_per_s},
                            {"mbit_per_s", r.mbit_per_s}};
     if (reports_connections(r))
-        j["connections"] = {{"count", r.connections}, {"per_s", r.connections_per_s}};
+        j["connections"] = {{"count", r.connections}, {"per_s", r.connections_per_s},
+                            {"resets", r.connection_resets}, {"refusals", r.connection_refusals},
+                            {"timeouts", r.connection_timeouts}};
     if (!r.latency.empty()) {
         auto arr = nlohmann::json::array();
         for (auto& p : r.latency) {
@@ -455,7 +457,8 @@ void render_scenario_text(std::ostream& os, const ScenarioResult& r) {
     if (r.messages || r.mbit_per_s > 0)
         os << fmt::format("  messages: {} ({:.0f}/s), {:.1f} Mbit/s\n", r.messages, r.messages_per_s, r.mbit_per_s);
     if (reports_connections(r))
-        os << fmt::format("  connections: {} ({:.0f}/s)\n", r.connections, r.connections_per_s);
+        os << fmt::format("  connections: {} ({:.0f}/s); resets {}, refusals {}, timeouts {}\n", r.connections,
+                          r.connections_per_s, r.connection_resets, r.connection_refusals, r.connection_timeouts);
     if (!r.latency.empty()) {
         os << fmt::format("  {:>6} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}   (us; pNN of the round trip)\n",
                           "size", "exchanges", "per s", "one-way", "p50", "p90", "p99", "p99.9");

@@ -2,7 +2,13 @@
 // dst-refcnt-false-sharing, measured metrics are reported beside it, and a
 // recording without the per-interval metrics is refused with what to do.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <limits>
+
+#include "hotline/output.hpp"
 #include "hotline/validator.hpp"
 
 using namespace hotline;
@@ -14,6 +20,7 @@ nlohmann::json recording(double read_fields, bool carries, double ops_per_s, int
     for (int i = 0; i < intervals; ++i)
         per.push_back({{"scenario.ops_per_s", ops_per_s + i}, {"latency.dst_release.mean_ns", 40.0 + i}});
     return {{"schema", "hotline.recording"},
+            {"version", 1},
             {"kernel", {{"release", carries ? "6.12" : "6.1"}}},
             {"analysis",
              {{"interval_metrics", per},
@@ -82,7 +89,7 @@ TEST(Diff, SwappedRecordingsFailAndAreFlagged) {
 TEST(Diff, RecordingWithoutIntervalMetricsIsRefusedWithAHint) {
     auto cat = FixCatalog::builtin();
     ASSERT_TRUE(cat);
-    nlohmann::json old = {{"schema", "hotline.recording"}, {"analysis", {{"layouts", nlohmann::json::array()}}}};
+    nlohmann::json old = {{"schema", "hotline.recording"}, {"version", 1}, {"analysis", {{"layouts", nlohmann::json::array()}}}};
     auto r = diff_recordings(fix(*cat, "dst-refcnt-false-sharing"), old, recording(0, true, 1, 2), "old.json", "new.json");
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message().find("old.json"), std::string::npos);
@@ -109,4 +116,93 @@ TEST(Diff, ScenarioNumbersPerScenario) {
     n = scenario_numbers(dst);
     EXPECT_DOUBLE_EQ(n.ops, 9000);
     EXPECT_DOUBLE_EQ(n.cpu_seconds, 3);
+}
+
+namespace {
+
+Result<VerdictReport> diff_against_good(const nlohmann::json& hostile) {
+    static auto cat = FixCatalog::builtin();
+    return diff_recordings(fix(*cat, "dst-refcnt-false-sharing"), hostile, recording(0, true, 1, 2), "bad.json",
+                           "good.json");
+}
+
+}  // namespace
+
+TEST(Diff, WrongTypedFieldsAreErrorsNotCrashes) {
+    std::vector<std::pair<std::string, nlohmann::json>> cases = {
+        {"/analysis/interval_metrics/0/scenario.ops_per_s", "fast"},
+        {"/analysis/interval_metrics/0", nlohmann::json::array({1, 2})},
+        {"/analysis/interval_metrics/1", 7},
+        {"/analysis/diff/layout_metrics", "none"},
+        {"/analysis/diff", 3},
+        {"/analysis/diff/fixes", nlohmann::json::array()},
+        {"/kernel", nlohmann::json::array()},
+        {"/schema", 5},
+        {"/version", "1"},
+    };
+    for (auto& [ptr, value] : cases) {
+        nlohmann::json doc = recording(2, false, 1000, 3);
+        doc[nlohmann::json::json_pointer(ptr)] = value;
+        Result<VerdictReport> r = make_error("not run");
+        EXPECT_NO_THROW(r = diff_against_good(doc)) << ptr;
+        if (ptr.rfind("/analysis/diff/fixes", 0) == 0 || ptr == "/kernel") continue;  // informational parts
+        EXPECT_FALSE(r) << ptr;
+        if (!r) {
+            EXPECT_NE(r.error().message().find("bad.json"), std::string::npos) << r.error().message();
+        }
+    }
+}
+
+TEST(Diff, TheSchemaAndVersionAreChecked) {
+    nlohmann::json other = recording(2, false, 1000, 3);
+    other["schema"] = "something.else";
+    auto r = diff_against_good(other);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find("schema"), std::string::npos) << r.error().message();
+    nlohmann::json future = recording(2, false, 1000, 3);
+    future["version"] = 99;
+    r = diff_against_good(future);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find("version"), std::string::npos) << r.error().message();
+}
+
+TEST(Diff, NegativeOrNonFiniteMetricsAreRefused) {
+    for (double v : {-5.0, std::numeric_limits<double>::infinity()}) {
+        nlohmann::json doc = recording(2, false, 1000, 3);
+        doc["analysis"]["interval_metrics"][1]["calls.dst_release.per_op"] = v;
+        auto r = diff_against_good(doc);
+        ASSERT_FALSE(r) << v;
+        EXPECT_NE(r.error().message().find("calls.dst_release.per_op"), std::string::npos) << r.error().message();
+    }
+}
+
+TEST(Diff, MoreIntervalsThanTheLimitAreRefusedWithTheLimitNamed) {
+    nlohmann::json doc = recording(2, false, 1000, int(kMaxRecordingIntervals) + 1);
+    auto r = diff_against_good(doc);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find(std::to_string(kMaxRecordingIntervals)), std::string::npos)
+        << r.error().message();
+}
+
+TEST(Diff, ManyIntervalsNeedNoQuadraticMemory) {
+    // 5000 intervals a side: the pairwise estimate must not hold 25 million pairs
+    // (200 MB).  The child's data segment is capped well below that.
+    auto base = recording(2, false, 1000, 5000), cand = recording(0, true, 1100, 5000);
+    auto cat = FixCatalog::builtin();
+    ASSERT_TRUE(cat);
+    pid_t pid = fork();
+    if (pid == 0) {
+        rlimit lim{96u << 20, 96u << 20};
+        setrlimit(RLIMIT_DATA, &lim);
+        try {
+            auto r = diff_recordings(fix(*cat, "dst-refcnt-false-sharing"), base, cand, "a.json", "b.json");
+            _exit(r && r->overall == Verdict::kPass ? 0 : 1);
+        } catch (const std::bad_alloc&) {
+            _exit(2);
+        }
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 0);
 }

@@ -29,6 +29,7 @@ struct Fixture {
         roots.boot_id = d / "boot_id";
         roots.netns_dir = d / "netns";
         opts.dir = d / "journal";
+        opts.machine_lock = d / "machine.lock";
         opts.roots = roots;
         opts.allow_global = true;
         opts.owner = "unit test";
@@ -59,13 +60,15 @@ public:
         return io_for(ns).write(k, rel, v, std::nullopt);
     }
     Result<NsIdentity> netns_identity(const NetnsRef& ns) override { return base_.netns_identity(ns); }
+    std::optional<NetnsRef> find_netns(const NsIdentity& id) override { return base_.find_netns(id); }
     Result<std::string> boot_id() override { return base_.boot_id(); }
 
 private:
     FsKnobIo io_for(const std::optional<NetnsRef>& ns) {
         if (!ns) return base_;
         KnobRoots r = base_.roots();
-        r.proc_sys = d_ / ("ns/" + ns->name + "/proc/sys");
+        std::string tree = ns->pid > 0 ? "pid-" + std::to_string(ns->pid) : ns->name;
+        r.proc_sys = d_ / ("ns/" + tree + "/proc/sys");
         return FsKnobIo(r);
     }
     const TempDir& d_;
@@ -88,6 +91,7 @@ public:
         return inner_.write(k, rel, v, ns);
     }
     Result<NsIdentity> netns_identity(const NetnsRef& ns) override { return inner_.netns_identity(ns); }
+    std::optional<NetnsRef> find_netns(const NsIdentity& id) override { return inner_.find_netns(id); }
     Result<std::string> boot_id() override { return inner_.boot_id(); }
 
 private:
@@ -475,4 +479,132 @@ TEST(Journal, AMissingNamespaceIsAnErrorNotCouldNotApply) {
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message().find("netns hl-missing"), std::string::npos) << r.error().message();
     EXPECT_FALSE(f.journal_exists());
+}
+
+namespace {
+
+// A fixture "process" whose namespace file is proc/PID/ns/net; hard links give
+// two processes (or a process and an `ip netns` name) the same namespace.
+void fixture_process(const Fixture& f, int pid, const std::string& same_ns_as = "") {
+    std::filesystem::create_directories(f.d / ("proc/" + std::to_string(pid) + "/ns"));
+    std::string p = f.d / ("proc/" + std::to_string(pid) + "/ns/net");
+    if (same_ns_as.empty()) f.d.write("proc/" + std::to_string(pid) + "/ns/net", "");
+    else std::filesystem::create_hard_link(same_ns_as, p);
+}
+
+KnobWrite netns_write_of(const NetnsRef& ns) {
+    KnobWrite w = write_of("net.ipv4.ip_early_demux", "0", Scope::kNetns);
+    w.netns = ns;
+    return w;
+}
+
+}  // namespace
+
+TEST(Journal, APidInTheHostNamespaceNeedsAllowGlobal) {
+    Fixture f;
+    f.roots.proc = f.d / "proc";
+    f.opts.roots = f.roots;
+    f.opts.allow_global = false;
+    fixture_process(f, 1);
+    fixture_process(f, 4242, f.d / "proc/1/ns/net");
+    f.d.write("ns/pid-4242/proc/sys/net/ipv4/ip_early_demux", "1\n");
+    FixtureNsIo io(f.d, f.roots);
+    auto j = Journal::open(f.opts, io);
+    ASSERT_TRUE(j);
+    auto r = (*j)->apply(netns_write_of(NetnsRef{"", 4242}));
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find("--allow-global"), std::string::npos) << r.error().message();
+    EXPECT_EQ(normalize_value(f.d.read("ns/pid-4242/proc/sys/net/ipv4/ip_early_demux")), "1");
+    EXPECT_FALSE(f.journal_exists());
+}
+
+TEST(Journal, RestoreFindsTheNamespaceByItsIdentityAfterThePidExits) {
+    Fixture f;
+    f.roots.proc = f.d / "proc";
+    f.opts.roots = f.roots;
+    fixture_process(f, 1);
+    fixture_process(f, 4242);
+    fixture_process(f, 777, f.d / "proc/4242/ns/net");  // another process in the same namespace
+    f.d.write("ns/pid-4242/proc/sys/net/ipv4/ip_early_demux", "1\n");
+    std::filesystem::create_directory_symlink(f.d / "ns/pid-4242", f.d / "ns/pid-777");
+    FixtureNsIo io(f.d, f.roots);
+    auto j = Journal::open(f.opts, io);
+    ASSERT_TRUE(j);
+    auto r = (*j)->apply(netns_write_of(NetnsRef{"", 4242}));
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_EQ(r->status, ApplyStatus::kApplied);
+    std::filesystem::remove_all(f.d / "proc/4242");  // the pid exits; its namespace lives on in pid 777
+    auto rep = (*j)->restore();
+    ASSERT_EQ(rep.items.size(), 1u);
+    EXPECT_EQ(rep.items[0].status, RestoreStatus::kRestored) << rep.items[0].detail;
+    EXPECT_EQ(normalize_value(f.d.read("ns/pid-4242/proc/sys/net/ipv4/ip_early_demux")), "1");
+}
+
+TEST(Journal, ANetnsLabelOnAMachineWideKnobIsNotTrusted) {
+    Fixture f;
+    f.opts.allow_global = false;
+    f.d.write("proc/sys/kernel/sched_autogroup_enabled", "1\n");
+    f.d.write("ns/hl-a/proc/sys/kernel/sched_autogroup_enabled", "1\n");
+    f.d.write("netns/hl-a", "");
+    FixtureNsIo io(f.d, f.roots);
+    auto j = Journal::open(f.opts, io);
+    ASSERT_TRUE(j);
+    for (KnobKind kind : {KnobKind::kSysctl, KnobKind::kSysfs}) {
+        KnobWrite w = write_of(kind == KnobKind::kSysctl ? "kernel.sched_autogroup_enabled" : "kernel/mm/ksm/run",
+                               "0", Scope::kNetns);
+        w.kind = kind;
+        w.netns = NetnsRef{"hl-a", 0};
+        auto r = (*j)->apply(w);
+        ASSERT_FALSE(r) << w.name;
+        EXPECT_NE(r.error().message().find("machine-wide"), std::string::npos) << r.error().message();
+    }
+    EXPECT_EQ(normalize_value(f.d.read("ns/hl-a/proc/sys/kernel/sched_autogroup_enabled")), "1");
+    EXPECT_FALSE(f.journal_exists());
+}
+
+TEST(Journal, OneRunAtATimeAcrossJournalDirectories) {
+    Fixture f;
+    FsKnobIo io(f.roots);
+    auto first = Journal::open(f.opts, io);
+    ASSERT_TRUE(first);
+    JournalOptions other = f.opts;
+    other.dir = f.d / "other-journal";
+    auto second = Journal::open(other, io);
+    ASSERT_FALSE(second);
+    EXPECT_NE(second.error().message().find("another hotline run"), std::string::npos) << second.error().message();
+}
+
+TEST(Journal, ADamagedEntryDoesNotStopTheValidOnesFromBeingRestored) {
+    Fixture f;
+    f.d.write("proc/sys/net/ipv4/ip_early_demux", "0\n");  // hotline's value, still in place
+    nlohmann::json good{{"kind", "sysctl"}, {"name", "net.ipv4.ip_early_demux"}, {"scope", "global"},
+                        {"fix", "x"}, {"old", "1"}, {"new", "0"}, {"netns", nullptr}};
+    nlohmann::json bad{{"kind", "sysctl"}, {"name", "../../../etc/shadow"}, {"scope", "global"},
+                       {"old", "x"}, {"new", "y"}, {"netns", nullptr}};
+    nlohmann::json wrong_type{{"kind", 7}};
+    nlohmann::json doc{{"schema", "hotline.journal"}, {"version", 1}, {"boot_id", "aaaa-1111"}, {"pid", 1},
+                       {"owner", "x"}, {"entries", {good, bad, wrong_type}}};
+    f.d.write("journal/journal.json", doc.dump());
+    FsKnobIo io(f.roots);
+    auto t = recover(f.opts, io);
+    ASSERT_FALSE(t);
+    EXPECT_NE(t.error().message().find("refused sysctl name"), std::string::npos) << t.error().message();
+    EXPECT_EQ(f.val("net/ipv4/ip_early_demux"), "1");
+    EXPECT_FALSE(f.journal_exists());
+    EXPECT_TRUE(Journal::open(f.opts, io));
+}
+
+TEST(Journal, APlantedTempFileSymlinkIsNotFollowed) {
+    Fixture f;
+    f.d.write("victim", "precious\n");
+    std::filesystem::create_directories(f.d / "journal");
+    std::filesystem::permissions(f.d / "journal", std::filesystem::perms::owner_all);
+    std::filesystem::create_symlink(f.d / "victim", f.d / ("journal/journal.json.tmp." + std::to_string(getpid())));
+    FsKnobIo io(f.roots);
+    auto j = Journal::open(f.opts, io);
+    ASSERT_TRUE(j);
+    auto r = (*j)->apply(write_of("net.ipv4.ip_early_demux", "0"));
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(f.d.read("victim"), "precious\n");
+    (*j)->restore();
 }

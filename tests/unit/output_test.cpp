@@ -164,6 +164,17 @@ TEST(Duration, ParsesUnits) {
     EXPECT_NE(parse_duration("5x").error().message().find("unit"), std::string::npos);
 }
 
+TEST(Duration, OutOfRangeValuesAreRefusedWithTheRange) {
+    for (const char* s : {"1e19", "1e99", "inf", "nan", "9000h", "1e300ms"}) {
+        auto d = parse_duration(s);
+        ASSERT_FALSE(d.ok()) << s << " gave " << *d;
+    }
+    EXPECT_NE(parse_duration("1e19").error().message().find("366 days"), std::string::npos);
+    EXPECT_TRUE(parse_duration("8784h").ok());
+    EXPECT_TRUE(parse_duration("1ms").ok());
+    EXPECT_TRUE(parse_duration("0s").ok());  // "none" where a setting allows it; callers that need time check > 0
+}
+
 TEST(List, SplitsAndTrims) {
     EXPECT_EQ(split_list("a, b,,c "), (std::vector<std::string>{"a", "b", "c"}));
     EXPECT_TRUE(split_list("").empty());

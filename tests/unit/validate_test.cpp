@@ -580,3 +580,23 @@ TEST(TrialMetrics, LayoutCountsOnlyReadMostlyFieldsOnTheRefcountLine) {
     EXPECT_DOUBLE_EQ(a.at("layout.dst_entry.fields_on_hot_line"), 4);
     EXPECT_DOUBLE_EQ(b.at("layout.dst_entry.fields_on_hot_line"), 2);
 }
+
+TEST(Stats, HodgesLehmannEqualsTheBruteForceMedianOfAllPairs) {
+    Rng rng(7);
+    for (int round = 0; round < 200; ++round) {
+        std::size_t n = 1 + rng.below(12), m = 1 + rng.below(12);
+        std::vector<double> a(n), b(m);
+        // Few distinct values, so ties are common.
+        for (auto& x : a) x = 1 + double(rng.below(6)) * 0.5;
+        for (auto& y : b) y = 1 + double(rng.below(6)) * 0.25;
+        std::vector<double> logs;
+        for (double x : a)
+            for (double y : b) logs.push_back(std::log(y) - std::log(x));
+        std::sort(logs.begin(), logs.end());
+        std::size_t mid = logs.size() / 2;
+        double med = logs.size() % 2 ? logs[mid] : (logs[mid - 1] + logs[mid]) / 2;
+        auto hl = hodges_lehmann_ratio(a, b);
+        ASSERT_TRUE(hl.has_value());
+        EXPECT_DOUBLE_EQ(*hl, std::exp(med)) << "round " << round;
+    }
+}

@@ -27,8 +27,19 @@ double monotonic_seconds();
 // The same clock in nanoseconds, for latencies.
 std::uint64_t monotonic_ns();
 
-// The whole file, or "cannot read PATH" with the errno.
-Result<std::string> read_file(const std::string& path);
+// The largest input file read by default (recordings, catalogs, configs,
+// journals); docs/limits.md lists every limit.
+inline constexpr std::size_t kMaxInputBytes = 64u << 20;
+
+// The whole file, or "cannot read PATH" with the errno.  Only regular files are
+// read (a FIFO, a directory or a device is refused without blocking), and only
+// up to max_bytes.
+Result<std::string> read_file(const std::string& path, std::size_t max_bytes = kMaxInputBytes);
+
+// Whether write_file_atomic could write `path`: its directory exists and what is
+// there now, if anything, is a writable regular file.  Front ends call it before
+// long work so a bad -o is reported before the data is gathered.
+Status check_output_path(const std::string& path);
 
 // Writes a file atomically and durably: temp file in the same directory, fsync,
 // rename, fsync of the directory.  After it returns the content survives a crash,

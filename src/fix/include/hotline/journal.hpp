@@ -43,6 +43,11 @@ std::string_view to_string(Scope s);
 // root are refused when the knob is opened (RESOLVE_BENEATH).
 Result<std::string> knob_relpath(KnobKind kind, std::string_view name);
 
+// Whether the knob can belong to a network namespace at all: only sysctls under
+// net/ do (a net.* sysctl that is global is not visible outside the host's
+// namespace).  A fix's scope = "netns" is checked against this, not trusted.
+bool knob_can_be_per_netns(KnobKind kind, std::string_view name);
+
 // "net/ipv4/ip_early_demux" -> "net.ipv4.ip_early_demux"; other kinds unchanged.
 std::string knob_display(KnobKind kind, std::string_view name);
 
@@ -75,6 +80,10 @@ public:
     virtual Status write(KnobKind kind, const std::string& relpath, const std::string& value,
                          const std::optional<NetnsRef>& ns) = 0;
     virtual Result<NsIdentity> netns_identity(const NetnsRef& ns) = 0;
+    // A live reference (an `ip netns` name or a process) to the namespace with
+    // this identity, when one still exists: restore finds a namespace this way
+    // after the process it was named by has exited.
+    virtual std::optional<NetnsRef> find_netns(const NsIdentity& id) = 0;
     virtual Result<std::string> boot_id() = 0;
 };
 
@@ -85,6 +94,7 @@ public:
     Status write(KnobKind kind, const std::string& relpath, const std::string& value,
                  const std::optional<NetnsRef>& ns) override;
     Result<NsIdentity> netns_identity(const NetnsRef& ns) override;
+    std::optional<NetnsRef> find_netns(const NsIdentity& id) override;
     Result<std::string> boot_id() override;
     const KnobRoots& roots() const { return roots_; }
 
@@ -150,9 +160,14 @@ struct RestoreReport {
 // /var/lib/hotline survives a reboot, so a stale journal can be recognised by its
 // boot id and archived for the record; /run would silently lose it.
 inline constexpr const char* kDefaultJournalDir = "/var/lib/hotline";
+// One lock for the whole machine, whatever --journal-dir says: two runs with
+// different journals must not interleave changes to the same knob.  /run is
+// root's and 0755, so nobody else can plant a file there.
+inline constexpr const char* kMachineLockPath = "/run/hotline-knobs.lock";
 
 struct JournalOptions {
     std::string dir = kDefaultJournalDir;
+    std::string machine_lock = kMachineLockPath;
     KnobRoots roots;
     bool allow_global = false;  // global knobs change the whole machine: opt-in
     std::string owner;          // the command line, stored in the journal
@@ -164,7 +179,11 @@ struct JournalOptions {
 // An exclusive flock on <dir>/lock, released when destroyed or when the process dies.
 class RunLock {
 public:
+    // The journal directory must be this user's and writable by nobody else:
+    // a new one is created 0700, an existing one is checked, never chmodded.
     static Result<RunLock> acquire(const std::string& dir);
+    // A lock file at `path` (not followed if it is a link; it must be this user's).
+    static Result<RunLock> acquire_file(const std::string& path);
     RunLock(RunLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
     RunLock& operator=(RunLock&&) = delete;
     ~RunLock();
@@ -172,6 +191,13 @@ public:
 private:
     explicit RunLock(int fd) : fd_(fd) {}
     int fd_ = -1;
+};
+
+// The machine-wide lock, then the journal directory's.
+struct RunLocks {
+    RunLock machine;
+    RunLock dir;
+    static Result<RunLocks> acquire(const JournalOptions& opts);
 };
 
 // One journaled change (what the journal file holds per knob).
@@ -210,12 +236,12 @@ public:
     std::string journal_path() const;
 
 private:
-    Journal(JournalOptions opts, KnobIo& io, RunLock lock, std::string boot_id);
+    Journal(JournalOptions opts, KnobIo& io, RunLocks lock, std::string boot_id);
     Status persist();
     ApplyResult write_and_verify(const JournalEntry& e, ApplyResult res);
     JournalOptions opts_;
     KnobIo& io_;
-    RunLock lock_;
+    RunLocks lock_;
     std::string boot_id_;
     std::vector<JournalEntry> entries_;
     RestoreReport recovered_;

@@ -42,6 +42,9 @@ nlohmann::json to_json(const WorkqCounters& w);
 
 inline constexpr int kRecordingVersion = 1;
 inline constexpr const char* kRecordingSchema = "hotline.recording";
+// The most intervals a recording may hold: `record` refuses a duration and
+// interval that would give more, `diff` and `report` refuse a file that has more.
+inline constexpr std::size_t kMaxRecordingIntervals = 10000;
 
 // Builds the versioned recording file incrementally.
 class RecordingWriter {

@@ -101,6 +101,8 @@ struct ScenarioResult {
     // connection churn (tcp-crr)
     std::uint64_t connections = 0;
     double connections_per_s = 0;
+    // single connections that met a reset, a refusal or a timeout: counted, not fatal
+    std::uint64_t connection_resets = 0, connection_refusals = 0, connection_timeouts = 0;
     // latency sweep (irq-lat, qperf tcp_lat)
     std::vector<LatencyPoint> latency;
     CpuUse cpu;
