@@ -200,6 +200,27 @@ TEST_P(ValidateTrials, EarlyDemuxOffRunsToAVerdictAndLeavesTheHostAlone) {
 INSTANTIATE_TEST_SUITE_P(Scenarios, ValidateTrials, ::testing::Values("dst-refcount", "tcp-crr"),
                          [](const auto& info) { return std::string(info.param) == "tcp-crr" ? "TcpCrr" : "DstRefcount"; });
 
+// Known answer: a change off the data path cannot halve dst_release per
+// operation, so the verdict is FAIL (exit 1), whatever the machine's noise.
+TEST_F(ValidateHost, FixThatChangesNothingFails) {
+    TempDir d;
+    std::string json = d / "v.json";
+    auto r = hosttest::run(hosttest::hotline() + " validate --fixes " + HOTLINE_FIXTURES + "/fixes" +
+                           " --fix noop-fin-timeout --scenario dst-refcount --trials 3 --max-trials 3 -d 1s" +
+                           " --journal-dir " + (d / "j") + " --json " + json);
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    auto j = hosttest::load_json(json);
+    EXPECT_EQ(j.value("verdict", ""), "FAIL") << j.dump(1);
+    bool judged = false;
+    for (auto& c : j["criteria"]) {
+        std::string m = c.value("metric", "");
+        if (m.find("dst_release.per_op") == std::string::npos) continue;
+        judged = true;
+        EXPECT_EQ(c.value("verdict", ""), "FAIL") << c.dump(1);
+    }
+    EXPECT_TRUE(judged) << j["criteria"].dump(1);
+}
+
 TEST_F(ValidateHost, SigkillMidValidationThenRestorePutsKnobsBack) {
     const std::string host_ip = knob("net/ipv4/ip_early_demux");
     TempDir d;
@@ -221,12 +242,14 @@ TEST_F(ValidateHost, SigkillMidValidationThenRestorePutsKnobsBack) {
         if (waitpid(pid, &st, WNOHANG) == pid) FAIL() << "validate ended before a fix trial";
     }
     ASSERT_TRUE(seen);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    NetnsRef client{owned_name(pid, "c"), 0}, server{owned_name(pid, "s"), 0};
+    // The journal entry is written before the knob: kill once the knob itself changed.
+    for (int i = 0; i < 400 && knob("net/ipv4/ip_early_demux", client) != "0"; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     kill(pid, SIGKILL);
     int st = 0;
     waitpid(pid, &st, 0);
     ASSERT_TRUE(WIFSIGNALED(st));
-    NetnsRef client{owned_name(pid, "c"), 0}, server{owned_name(pid, "s"), 0};
     // Killed in a fix trial: the scenario's namespaces still hold the fix's values.
     EXPECT_EQ(knob("net/ipv4/ip_early_demux", client), "0");
     auto r = hosttest::run(hosttest::hotline() + " restore --journal-dir " + jdir);
@@ -307,13 +330,14 @@ TEST_F(ValidateHost, RecordingHoldsWhatDiffNeedsAndDiffJudgesIt) {
     ASSERT_TRUE(an["diff"]["layout_metrics"].contains("layout.dst_entry.read_fields_on_refcnt_line"));
     for (const char* f : {"dst-refcnt-false-sharing", "random-mix-timer", "prequeue-dst-drop"})
         EXPECT_TRUE(an["diff"]["fixes"].contains(f)) << f;
-    // The same kernel on both sides cannot show the layout fix: never PASS.
+    // The same kernel on both sides cannot show the layout fix: the layout
+    // criterion sees no change, so FAIL (exit 1), never PASS or INCONCLUSIVE.
     r = hosttest::run(hosttest::hotline() + " diff " + rec + " " + rec +
                       " --expect dst-refcnt-false-sharing --json " + json + " --junit " + junit);
     auto v = hosttest::load_json(json);
     EXPECT_EQ(v.value("mode", ""), "diff");
-    EXPECT_NE(v.value("verdict", ""), "PASS");
-    EXPECT_EQ(expected_rc(v.value("verdict", "")), r.rc) << r.out << r.err;
+    EXPECT_EQ(v.value("verdict", ""), "FAIL") << v.dump(1);
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
     EXPECT_EQ(xml_problem(hosttest::slurp(junit)), "");
     EXPECT_NE(r.out.find("layout.dst_entry.read_fields_on_refcnt_line"), std::string::npos) << r.out;
 }
