@@ -495,11 +495,11 @@ int main(int argc, char** argv) {
                            rs.n ? fmt_spread(rs) : "-", ratio > 0 && std::string(v) != "empty" ? fmt::format("{:.2f}", ratio) : "",
                            budget > 0 ? fmt::format("<={:.1f}", budget) : "", budget > 0 && ratio > budget ? "  MISSED" : "");
                 if (budget > 0) check(fmt::format("trigger {} ns/hit x empty", v), ratio, budget);
-                json row = {{"program", v}, {"ns_per_trigger", to_json(t)}};
+                json jr = {{"program", v}, {"ns_per_trigger", to_json(t)}};
                 if (std::string(v) != "none")
-                    row.update({{"added_ns_per_hit", to_json(o)}, {"run_stats_ns_per_hit", to_json(rs)}});
-                if (budget > 0) row.update({{"ratio_to_empty", ratio}, {"target", budget}});
-                jt.push_back(row);
+                    jr.update({{"added_ns_per_hit", to_json(o)}, {"run_stats_ns_per_hit", to_json(rs)}});
+                if (budget > 0) jr.update({{"ratio_to_empty", ratio}, {"target", budget}});
+                jt.push_back(jr);
             }
         }
         out["trigger"] = jt;
