@@ -200,13 +200,14 @@ TEST_P(ValidateTrials, EarlyDemuxOffRunsToAVerdictAndLeavesTheHostAlone) {
 INSTANTIATE_TEST_SUITE_P(Scenarios, ValidateTrials, ::testing::Values("dst-refcount", "tcp-crr"),
                          [](const auto& info) { return std::string(info.param) == "tcp-crr" ? "TcpCrr" : "DstRefcount"; });
 
-// Known answer: a change off the data path cannot halve dst_release per
-// operation, so the verdict is FAIL (exit 1), whatever the machine's noise.
+// Known answer: a change off the data path cannot double the scenario's
+// throughput, so the verdict is FAIL (exit 1); machine noise moves the ratio by
+// tens of percent, not by 2x.
 TEST_F(ValidateHost, FixThatChangesNothingFails) {
     TempDir d;
     std::string json = d / "v.json";
     auto r = hosttest::run(hosttest::hotline() + " validate --fixes " + HOTLINE_FIXTURES + "/fixes" +
-                           " --fix noop-fin-timeout --scenario dst-refcount --trials 3 --max-trials 3 -d 1s" +
+                           " --fix noop-fin-timeout --scenario dst-refcount --trials 4 --max-trials 4 -d 1s" +
                            " --journal-dir " + (d / "j") + " --json " + json);
     EXPECT_EQ(r.rc, 1) << r.out << r.err;
     auto j = hosttest::load_json(json);
@@ -214,7 +215,7 @@ TEST_F(ValidateHost, FixThatChangesNothingFails) {
     bool judged = false;
     for (auto& c : j["criteria"]) {
         std::string m = c.value("metric", "");
-        if (m.find("dst_release.per_op") == std::string::npos) continue;
+        if (m != "scenario.ops_per_s") continue;
         judged = true;
         EXPECT_EQ(c.value("verdict", ""), "FAIL") << c.dump(1);
     }
