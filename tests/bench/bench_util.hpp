@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +42,56 @@ inline nlohmann::json to_json(const Spread& s) {
 inline std::string fmt_spread(const Spread& s, int prec = 1) {
     if (s.n == 0) return "-";
     return fmt::format("{:.{}f} [{:.{}f}-{:.{}f}]", s.median, prec, s.min, prec, s.max, prec);
+}
+
+// What a benchmark's JSON may hold besides positive, finite figures: keys whose
+// value is a signed difference (finite is enough), and lists that may be empty.
+struct FigureRules {
+    std::set<std::string> signed_keys;
+    std::set<std::string> may_be_empty = {"missed", "notes"};
+};
+
+// Every number under `j` is finite and positive (a zero is a figure that measured
+// nothing), every object and array has entries; one line per violation, named
+// by its JSON path.  Under a signed key, finite is enough.
+inline void check_figures(const nlohmann::json& j, const std::string& path, const FigureRules& rules,
+                          std::vector<std::string>& problems, bool signed_ok = false) {
+    std::string key = path.substr(path.find_last_of('/') + 1);
+    if (j.is_number()) {
+        double v = j.get<double>();
+        if (!std::isfinite(v) || (v <= 0 && !signed_ok))
+            problems.push_back(fmt::format("{} = {} (a figure must be positive and finite)", path, v));
+    } else if (j.is_object() || j.is_array()) {
+        if (j.empty() && !rules.may_be_empty.count(key)) problems.push_back(fmt::format("{} is empty", path));
+        if (j.is_object())
+            for (auto& [k, v] : j.items())
+                check_figures(v, path + "/" + k, rules, problems, signed_ok || rules.signed_keys.count(k));
+        else
+            for (std::size_t i = 0; i < j.size(); ++i)
+                check_figures(j[i], fmt::format("{}/{}", path, i), rules, problems, signed_ok);
+    }
+}
+
+// The end of every benchmark: writes `out` to `path` (when given), reads it back
+// and checks that each of `sections` is there and every figure is positive and
+// finite.  Prints every problem and every part that failed (`failures`) and
+// returns the exit code: 1 when there is any, 0 otherwise.
+inline int finish(const char* prog, const nlohmann::json& out, const std::string& path,
+                  const std::vector<std::string>& sections, std::vector<std::string> failures,
+                  const FigureRules& rules = {}) {
+    nlohmann::json written = out;
+    if (!path.empty()) {
+        std::ofstream(path) << out.dump(2) << "\n";
+        std::ifstream in(path);
+        written = nlohmann::json::parse(in, nullptr, false);
+        if (written.is_discarded()) failures.push_back(fmt::format("{}: not valid JSON after writing", path));
+    }
+    for (auto& s : sections)
+        if (!written.is_discarded() && !written.contains(s)) failures.push_back(fmt::format("section {} missing", s));
+    if (!written.is_discarded()) check_figures(written, "", rules, failures);
+    for (auto& f : failures) fmt::print(stderr, "{}: FAILED: {}\n", prog, f);
+    if (!path.empty()) fmt::print("JSON: {}{}\n", path, failures.empty() ? " (checked)" : "");
+    return failures.empty() ? 0 : 1;
 }
 
 // Walks argv one flag at a time:

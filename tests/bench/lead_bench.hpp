@@ -34,7 +34,7 @@ struct RoundsOptions {
 };
 
 // Reads [--smoke] [--rounds N] [--duration S] [--json FILE] and checks for root
-// (`needs` says what for).  Returns the exit code to leave with, or -1 to go on.
+// (`needs` says what for; without it the benchmark fails: it measured nothing).  Returns the exit code to leave with, or -1 to go on.
 inline int parse_rounds(const char* prog, const char* needs, int argc, char** argv, RoundsOptions& o) {
     std::string usage = fmt::format("{} [--smoke] [--rounds N] [--duration S] [--json FILE]", prog);
     Args args(prog, usage.c_str(), argc, argv);
@@ -54,8 +54,8 @@ inline int parse_rounds(const char* prog, const char* needs, int argc, char** ar
         return 2;
     }
     if (geteuid() != 0) {
-        fmt::print("{}: needs root ({}); skipped\n", prog, needs);
-        return o.smoke ? 0 : 1;
+        fmt::print(stderr, "{}: needs root ({}); run it as root\n", prog, needs);
+        return 1;
     }
     return -1;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Steady-state cost of `hotline serve` at one scrape per second: the daemon's own
 # CPU share and RSS, and the BPF programs' run time.  Reports against the budget
-# (CPU <= 0.5% of one core, RSS <= 32 MB); never fails on the numbers.  Root.
+# (CPU <= 0.5% of one core, RSS <= 32 MB); never fails on the numbers, but fails
+# when serve does not start or a scrape carries no hotline counters.  Root.
 #   tests/bench/serve_cost.sh [HOTLINE_BIN] [SECONDS]
 set -euo pipefail
 BIN=${1:-build/hotline}
@@ -30,6 +31,9 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 bpf_seconds() { scrape | awk '/^hotline_probe_run_seconds_total/ {s += $2} END {printf "%.9f", s}'; }
 
 for _ in 1 2 3 4 5; do scrape >/dev/null; done
+# A daemon that serves nothing costs nothing: that is a failure, not a result.
+scrape | grep -q '^hotline_probe_attached{.*} 1$' ||
+  { echo "serve_cost: /metrics shows no attached target"; cat "$dir/log"; exit 1; }
 t0=$(cpu_ticks); b0=$(bpf_seconds); s0=$(date +%s.%N)
 for _ in $(seq 1 "$SECS"); do scrape >/dev/null; sleep 1; done
 t1=$(cpu_ticks); b1=$(bpf_seconds); s1=$(date +%s.%N)
@@ -38,7 +42,9 @@ rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
 hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
 awk -v t0="$t0" -v t1="$t1" -v hz="$hz" -v s0="$s0" -v s1="$s1" -v b0="$b0" -v b1="$b1" \
     -v rss="$rss" -v hwm="$hwm" -v n="$SECS" 'BEGIN {
-  el = s1 - s0; cpu = (t1 - t0) / hz / el * 100; bpf = (b1 - b0) / el * 100
+  el = s1 - s0
+  if (el <= 0 || rss <= 0 || t1 < t0) { print "serve_cost: measured nothing"; exit 1 }
+  cpu = (t1 - t0) / hz / el * 100; bpf = (b1 - b0) / el * 100
   printf "serve cost over %.0f s at 1 scrape/s (%d scrapes):\n", el, n
   printf "  daemon CPU      %.3f%% of one core (budget 0.5%%) %s\n", cpu, cpu <= 0.5 ? "ok" : "OVER"
   printf "  daemon RSS      %.1f MB in steady state (budget 32 MB) %s\n", rss / 1024, rss <= 32768 ? "ok" : "OVER"

@@ -147,6 +147,15 @@ TEST_F(HostTest, ForcedMechanismThatFailsIsAnError) {
     EXPECT_EQ(orphans_after_exit(), 0);
 }
 
+// Exit 3 is the contract for "nothing observable": a function this kernel does
+// not have is the only target, so every mechanism refuses it.
+TEST_F(HostTest, NothingObservableExits3) {
+    CmdResult r = run(hotline() + " record -d 1 --func hl_no_such_kernel_function");
+    EXPECT_EQ(r.rc, 3) << r.out << r.err;
+    EXPECT_NE(r.err.find("no target can be observed"), std::string::npos) << r.err;
+    EXPECT_EQ(orphans_after_exit(), 0);
+}
+
 TEST_F(HostTest, CommandExitStatusPassesThrough) {
     CmdResult r = run(hotline() + " record -q -t queue_work_on -- sh -c 'exit 7'");
     EXPECT_EQ(r.rc, 7) << r.err;
@@ -192,7 +201,8 @@ TEST_F(HostTest, SigintEndsCleanlyWithSummaryAndDetaches) {
     for (int i = 0; i < 100 && loaded_hotline_programs(pid) == 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_GT(loaded_hotline_programs(pid), 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // No pause needed: record blocks its shutdown signals before it loads a
+    // program, so this SIGINT waits for the loop rather than killing it.
     kill(pid, SIGINT);
     int st = 0;
     waitpid(pid, &st, 0);

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../unit/fix_test_util.hpp"
 #include "hotline/netns.hpp"
 #include "hotline/output.hpp"
 #include "hotline/scenario.hpp"
@@ -30,6 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using Inode = std::pair<dev_t, ino_t>;
+using hotline::test::TempDir;
 
 std::string slurp(const std::string& path) {
     std::ifstream f(path);
@@ -332,9 +334,11 @@ TEST(ScenarioHost, QperfAgreesWithIrqLatWithinFactorThree) {
 }
 
 TEST(ScenarioHost, SignalsStopTheRunnerAndItCleansUp) {
+    TempDir d;
+    const std::string log = d / "signal.log";
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
         auto c = spawn_hotline({"scenario", "run", "dst-refcount", "--duration", "60", "--flows-per-cpu", "1"},
-                               "/tmp/hotline-host-signal.log");
+                               log);
         int pid = c.pid();
         std::string cns = fmt::format("/run/netns/hl-{}-c", pid), sns = fmt::format("/run/netns/hl-{}-s", pid);
         ASSERT_TRUE(eventually([&] { return fs::exists(sns); })) << "runner never built its network";
@@ -343,15 +347,17 @@ TEST(ScenarioHost, SignalsStopTheRunnerAndItCleansUp) {
             if (auto i = inode_of_path(p)) ns.insert(*i);
         c.signal(sig);
         int status = c.wait();
-        EXPECT_EQ(status, 128 + sig) << strsignal(sig) << "; log: " << slurp("/tmp/hotline-host-signal.log");
+        EXPECT_EQ(status, 128 + sig) << strsignal(sig) << "; log: " << slurp(log);
         expect_clean(pid, ns);
     }
 }
 
 TEST(ScenarioHost, SigkilledRunIsCleanedByTheNextOne) {
+    TempDir d;
+    const std::string log = d / "kill.log";
     // qperf: a server and a client process live inside the namespaces.
     auto c = spawn_hotline({"scenario", "run", "qperf", "--msg-sizes", "64K", "--duration", "60"},
-                           "/tmp/hotline-host-kill.log");
+                           log);
     int pid = c.pid();
     std::string cns = fmt::format("/run/netns/hl-{}-c", pid), sns = fmt::format("/run/netns/hl-{}-s", pid);
     std::set<Inode> ns;
@@ -363,7 +369,7 @@ TEST(ScenarioHost, SigkilledRunIsCleanedByTheNextOne) {
         if (ns.size() != 2) return false;
         auto pids = processes_in(ns);
         return pids.size() >= 2;
-    })) << "qperf never started inside the namespaces; log: " << slurp("/tmp/hotline-host-kill.log");
+    })) << "qperf never started inside the namespaces; log: " << slurp(log);
     c.signal(SIGKILL);
     EXPECT_EQ(c.wait(), 128 + SIGKILL);
     // The kill leaves the namespaces (so the next run has something to clean).
@@ -388,14 +394,14 @@ TEST(ScenarioHost, SigkilledRunIsCleanedByTheNextOne) {
 }
 
 TEST(ScenarioHost, RecordHoldsTheScenarioNextToTheCounters) {
-    std::string out = "/tmp/hotline-host-record.json";
-    fs::remove(out);
+    TempDir d;
+    const std::string out = d / "record.json", log = d / "record.log";
     // No --duration: the recording ends when the scenario's sweep ends.
     auto c = spawn_hotline({"record", "--scenario", "irq-lat", "--msg-sizes", "4K,64K", "-q", "-o", out},
-                           "/tmp/hotline-host-record.log");
+                           log);
     int pid = c.pid();
     int status = c.wait();
-    ASSERT_EQ(status, 0) << slurp("/tmp/hotline-host-record.log");
+    ASSERT_EQ(status, 0) << slurp(log);
     auto doc = nlohmann::json::parse(slurp(out));
     for (const char* k : {"schema", "kernel", "plan", "intervals", "totals"}) EXPECT_TRUE(doc.contains(k)) << k;
     ASSERT_TRUE(doc.contains("scenario"));

@@ -254,6 +254,20 @@ std::size_t fd_count(pid_t pid) {
     return n;
 }
 
+// The daemon's fd count once its lingering closes are done: polled until it
+// has not changed for 200 ms (at most 10 s), instead of guessing a sleep.
+std::size_t settled_fd_count(pid_t pid) {
+    std::size_t n = fd_count(pid);
+    auto stable_since = Clock::now(), deadline = stable_since + std::chrono::seconds(10);
+    while (Clock::now() - stable_since < std::chrono::milliseconds(200) && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::size_t m = fd_count(pid);
+        if (m != n) stable_since = Clock::now();
+        n = m;
+    }
+    return n;
+}
+
 // Queued work items via /proc/sys/vm/stat_refresh: one queue_work_on per online CPU.
 void stat_refresh(int times) {
     for (int i = 0; i < times; ++i) {
@@ -346,8 +360,7 @@ TEST(ServeHost, NoFdOrRssGrowthAcross1000Scrapes) {
     Daemon d(kQueueWorkConfig);
     ASSERT_TRUE(d.up()) << d.log();
     for (int i = 0; i < 50; ++i) ASSERT_EQ(status_of(get(d.port(), "/metrics")), 200);  // warm-up
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // lingering closes finish
-    std::size_t fds0 = fd_count(d.pid());
+    std::size_t fds0 = settled_fd_count(d.pid());
     std::uint64_t rss0 = status_kb(d.pid(), "VmRSS");
     std::vector<double> ms;
     int ok = 0;
@@ -357,8 +370,7 @@ TEST(ServeHost, NoFdOrRssGrowthAcross1000Scrapes) {
         ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
         ok += status_of(r) == 200 && body_of(r).find("process_start_time_seconds") != std::string::npos;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    std::size_t fds1 = fd_count(d.pid());
+    std::size_t fds1 = settled_fd_count(d.pid());
     std::uint64_t rss1 = status_kb(d.pid(), "VmRSS");
     std::sort(ms.begin(), ms.end());
     std::printf("1000 scrapes: %d ok; latency ms p50 %.2f p99 %.2f max %.2f; fds %zu -> %zu; RSS %llu -> %llu kB\n",
@@ -678,8 +690,7 @@ TEST(ServeHost, TlsOverLimitGets503OverTls) {
     Daemon d(tls_auth_config(dir) + "[http]\nmax_concurrent = 1\nmax_queued = 0\nread_timeout = \"60s\"\n");
     ASSERT_TRUE(d.up()) << d.log();
     ASSERT_EQ(tls_get(d.port(), "/healthz").status, 200);
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // its lingering close finishes
-    std::size_t fds0 = fd_count(d.pid());
+    std::size_t fds0 = settled_fd_count(d.pid());
     std::uint64_t rss0 = status_kb(d.pid(), "VmRSS"), hwm0 = status_kb(d.pid(), "VmHWM");
     int refused = 0;  // connections the daemon must count as busy
 
@@ -762,38 +773,56 @@ TEST(ServeHost, PrometheusScrapesAPositiveRate) {
     Daemon d("targets = [\"queue_work_on\"]\n");
     ASSERT_TRUE(d.up()) << d.log();
     std::string dir = make_tempdir();
-    int prom_port = free_port();
     std::ofstream(dir + "/prometheus.yml") << fmt::format(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
         "scrape_configs:\n  - job_name: hotline\n    static_configs:\n      - targets: ['127.0.0.1:{}']\n",
         d.port());
-    pid_t prom = spawn({"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
-                        "--storage.tsdb.path=" + dir + "/data", fmt::format("--web.listen-address=127.0.0.1:{}", prom_port),
-                        "--log.level=warn"},
-                       dir + "/prometheus.log");
-    ASSERT_GT(prom, 0);
     // Stopped and cleaned up however the test ends (an ASSERT returns early).
     struct Reaper {
-        pid_t pid;
+        pid_t pid = -1;
         std::string dir;
-        ~Reaper() {
+        void stop() {
+            if (pid <= 0) return;
             kill(pid, SIGTERM);
             if (wait_exit(pid, 20) < 0) {
                 kill(pid, SIGKILL);
                 wait_exit(pid, 5);
             }
+            pid = -1;
+        }
+        ~Reaper() {
+            stop();
             fs::remove_all(dir);
         }
-    } reaper{prom, dir};
+    } reaper{-1, dir};
+    // Prometheus cannot listen on port 0 and say where: a free port is picked
+    // and, when another process took it first (Prometheus then exits), another.
+    int prom_port = 0;
+    bool ready = false;
+    for (int attempt = 0; attempt < 5 && !ready; ++attempt) {
+        reaper.stop();
+        prom_port = free_port();
+        reaper.pid = spawn({"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
+                            "--storage.tsdb.path=" + dir + "/data",
+                            fmt::format("--web.listen-address=127.0.0.1:{}", prom_port), "--log.level=warn"},
+                           dir + "/prometheus.log");
+        ASSERT_GT(reaper.pid, 0);
+        httplib::Client probe("127.0.0.1", prom_port);
+        probe.set_connection_timeout(2);
+        for (int i = 0; i < 300 && !ready; ++i) {
+            auto r = probe.Get("/-/ready");
+            ready = r && r->status == 200;
+            if (!ready && waitpid(reaper.pid, nullptr, WNOHANG) == reaper.pid) {
+                reaper.pid = -1;  // exited: the port was taken
+                break;
+            }
+            if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        if (!ready && reaper.pid > 0) break;  // alive but never ready: give up
+    }
     httplib::Client api("127.0.0.1", prom_port);
     api.set_connection_timeout(2);
     api.set_read_timeout(10);
-    bool ready = false;
-    for (int i = 0; i < 300 && !ready; ++i) {
-        auto r = api.Get("/-/ready");
-        ready = r && r->status == 200;
-        if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
     ASSERT_TRUE(ready) << slurp(dir + "/prometheus.log");
 
     auto query = [&](const std::string& q) {

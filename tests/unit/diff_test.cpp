@@ -82,8 +82,18 @@ TEST(Diff, SwappedRecordingsFailAndAreFlagged) {
     auto r = diff_recordings(fix(*cat, "dst-refcnt-false-sharing"), recording(0, true, 1000, 3),
                              recording(2, false, 1000, 3), "6.12.json", "6.1.json");
     ASSERT_TRUE(r);
-    EXPECT_NE(r->overall, Verdict::kPass);
-    ASSERT_FALSE(r->notes.empty());
+    // The fixed layout as baseline: the candidate reads more on the refcount line.
+    EXPECT_EQ(r->overall, Verdict::kFail) << r->reason;
+    bool layout = false;
+    for (auto& c : r->criteria)
+        if (c.metric == "layout.dst_entry.read_fields_on_refcnt_line") {
+            layout = true;
+            EXPECT_EQ(c.verdict, Verdict::kFail) << c.reason;
+        }
+    EXPECT_TRUE(layout);
+    ASSERT_EQ(r->notes.size(), 1u);
+    EXPECT_NE(r->notes.front().find("wrong way round"), std::string::npos) << r->notes.front();
+    EXPECT_NE(r->notes.front().find("baseline carries the fix: true"), std::string::npos) << r->notes.front();
 }
 
 TEST(Diff, RecordingWithoutIntervalMetricsIsRefusedWithAHint) {

@@ -51,11 +51,24 @@ constexpr double kNode0NoiseShare = 0.01;
 // misses (recursion, kprobe reentry).  Measured, 4 tier runs on 6.1, 6.12 and
 // 5.10: kprobe - fentry 0 to +8 dst_release calls (at most 0.11%), 0 for
 // ipv4_dst_check, no recursion misses.  Bound: 1% of the fentry count plus 20
-// calls either way; a mechanism losing or double-counting a few percent of the
-// calls fails it.
+// calls more for kprobe, never fewer; a mechanism losing or double-counting a
+// few percent of the calls fails it.
 const std::vector<std::string> kAgreementTargets = {"dst_release", "ipv4_dst_check"};
 constexpr double kAgreementShare = 0.01;
 constexpr double kAgreementSlackCalls = 20;
+
+// record-*: the churn's own connection count is the oracle for node 1.  Calls
+// per connection measured in 12 recordings (6.1, 6.12, 5.10; fentry and kprobe;
+// 100 to 2463 connections): dst_release 22.000-22.060, ipv4_dst_check
+// 21.000-21.064.  Bounds: one call per connection either way; a double count
+// or a lost call site leaves them.
+const std::map<std::string, std::pair<double, double>> kCallsPerConnection = {
+    {"dst_release", {21, 23}}, {"ipv4_dst_check", {20, 22}}};
+// queue_work_on on node 1 comes from the vm.stat_refresh writer (one item per
+// CPU per write, a write every 20 ms at most: <= 4 x 150 in 3 s) and the
+// churn's timers.  Measured in the same 12 recordings: 63 to 381.  Bounds:
+// at least 40, at most 600 from the writer plus 200.
+constexpr double kQueueWorkFloor = 40, kQueueWorkCeiling = 800;
 
 // Exits without a matching entry (migration, attach races) that still leave the
 // latency histogram meaningful.
@@ -304,11 +317,11 @@ void check_record(Checks& c, const fs::path& dir, const std::string& mech) {
         c.expect(tot->value("mechanism", "") == mech, fmt::format("{} recorded with {}", t, mech),
                  show(at(*tot, {"mechanism"})));
         NodeCalls n = node_calls(*doc, *tot);
-        // Each connection releases and checks its route at least once; each
-        // vm.stat_refresh write queues one work item per CPU (4).
-        double floor = t == "queue_work_on" ? 4 : conns;
-        c.expect(n.node1 >= floor && n.node1 > 0,
-                 fmt::format("{} counts land on node 1: at least {}", t, floor),
+        auto per_conn = kCallsPerConnection.find(t);
+        double floor = per_conn != kCallsPerConnection.end() ? per_conn->second.first * conns : kQueueWorkFloor;
+        double ceiling = per_conn != kCallsPerConnection.end() ? per_conn->second.second * conns : kQueueWorkCeiling;
+        c.expect(n.node1 >= floor && n.node1 <= ceiling && n.node1 > 0,
+                 fmt::format("{} counts on node 1 lie in [{:.0f}, {:.0f}] ({} connections)", t, floor, ceiling, conns),
                  fmt::format("node 1 {}, node 0 {}", n.node1, n.node0));
         double bound = kNode0NoiseCalls + kNode0NoiseShare * n.node1;
         c.expect(n.node0 <= bound,
@@ -383,10 +396,13 @@ void check_agreement(Checks& c, const fs::path& dir) {
         const json* to = total_of(*outer, target);
         double f = node_calls(*inner, *ti).node1, k = node_calls(*outer, *to).node1;
         double bound = kAgreementShare * f + kAgreementSlackCalls;
-        c.expect(f >= conns && std::fabs(k - f) <= bound,
-                 fmt::format("node-1 {} calls: kprobe (outer) and fentry (inner, at least one per connection) "
-                             "agree within {:.0f}% + {:.0f} = {:.0f}",
-                             target, kAgreementShare * 100, kAgreementSlackCalls, bound),
+        auto per_conn = kCallsPerConnection.at(target);
+        // The kprobe window encloses the fentry one: kprobe below fentry is a
+        // lost call, not noise.
+        c.expect(f >= per_conn.first * conns && f <= per_conn.second * conns && k >= f && k - f <= bound,
+                 fmt::format("node-1 {} calls: fentry (inner) {:.0f}-{:.0f} per connection, kprobe (outer) at "
+                             "least fentry and at most {:.0f}% + {:.0f} = {:.0f} more",
+                             target, per_conn.first, per_conn.second, kAgreementShare * 100, kAgreementSlackCalls, bound),
                  fmt::format("fentry {}, kprobe {}, kprobe - fentry {} ({:+.2f}%)", f, k, k - f,
                              f > 0 ? (k - f) / f * 100 : 0.0));
     }
@@ -469,6 +485,20 @@ void check_dst_layout(Checks& c, const fs::path& dir) {
              fmt::format("{} has struct dst_entry.{} (and no {})", kenv["release"], field, other),
              fmt::format("{}: {}, {}: {}", field, btf->has_member("dst_entry", field), other,
                          btf->has_member("dst_entry", other)));
+    // What the guest's hotline read from the running kernel's BTF: its tcp-crr
+    // recording anchors the dst_entry line on that same field.
+    GuestResult r = load_result(dir, "record-tcp-crr");
+    auto doc = load_json(c, r, "record.json");
+    if (!doc) return;
+    c.expect(doc->value(nlohmann::json::json_pointer("/kernel/release"), std::string()) == kenv["release"],
+             "the guest's recording was made on " + kenv["release"], show(at(*doc, {"kernel", "release"})));
+    const json* dst = nullptr;
+    if (const json* ls = at(*doc, {"analysis", "layouts"}); ls && ls->is_array())
+        for (auto& l : *ls)
+            if (l.value("type", "") == "dst_entry") dst = &l;
+    c.expect(dst && dst->value("anchor", "") == field,
+             fmt::format("the guest's own layout analysis anchors dst_entry's line on {}", field),
+             dst ? show(at(*dst, {"anchor"})) : "no dst_entry layout in the guest's recording");
 }
 
 // Handoffs of dst objects under churn-split: across nodes when the ends sit on
@@ -835,6 +865,95 @@ void check_diff(Checks& c, const fs::path& dir) {
         for (auto& cr : *cs) c.note(cr.value("description", "?") + ": " + criterion_numbers(cr));
 }
 
+// latency-oracle: hrtimer_nanosleep timed while a task pinned to CPU 2 sleeps a
+// requested time `count` times.  The kernel never ends such a sleep early; it
+// ends it late by the timer slack (50 us) and the wake-up, which under TCG on
+// a busy 2-core host takes up to a few ms.  Bound: the median falls in the
+// log2-ns bucket holding the requested time, chosen so the bucket spans
+// 0.84x..1.68x of the request (40 ms: [33.6, 67.1) ms; 160 ms: [134, 268) ms).
+// A time difference doubled, halved or in the wrong unit leaves that bucket.
+// Calls on CPU 2: exactly the sleeps, plus at most kSleepExtraCalls from the
+// rest of the system (nothing else runs there; the shell's fork/exec does not
+// sleep).
+struct Sleep {
+    long us;
+    int count;
+};
+constexpr double kSleepExtraCalls = 2;
+
+// The median entry of a recording's log2 histogram: {low_ns, high_ns}.
+std::optional<std::pair<double, double>> median_bucket(const json& buckets) {
+    double total = 0, seen = 0;
+    for (auto& b : buckets) total += b.value("count", 0.0);
+    for (auto& b : buckets) {
+        seen += b.value("count", 0.0);
+        if (total > 0 && seen * 2 >= total) return std::make_pair(b.value("low_ns", 0.0), b.value("high_ns", 0.0));
+    }
+    return std::nullopt;
+}
+
+std::optional<double> check_sleeps(Checks& c, const GuestResult& r, const std::string& mech, Sleep s) {
+    auto doc = load_json(c, r, fmt::format("sleep-{}-{}.json", mech, s.us));
+    if (!doc) return std::nullopt;
+    std::string what = fmt::format("{} x {} ms sleeps by {}", s.count, s.us / 1000, mech);
+    const json* tot = total_of(*doc, "hrtimer_nanosleep");
+    const json* h = at(*doc, {"histograms", "hrtimer_nanosleep", "buckets"});
+    if (!tot || !h || !h->is_array()) {
+        c.fail(what + ": hrtimer_nanosleep with a latency histogram is in the recording (seen: missing)");
+        return std::nullopt;
+    }
+    c.expect(tot->value("mechanism", "") == mech, what + ": recorded with " + mech, show(at(*tot, {"mechanism"})));
+    double on_cpu2 = (*tot)["calls"].size() > 2 ? (*tot)["calls"][2].get<double>() : 0;
+    c.expect(on_cpu2 >= s.count && on_cpu2 <= s.count + kSleepExtraCalls,
+             fmt::format("{}: CPU 2 counts the {} sleeps (at most {} more)", what, s.count, kSleepExtraCalls),
+             fmt::format("{} calls on CPU 2", on_cpu2));
+    double want_ns = double(s.us) * 1000;
+    auto m = median_bucket(*h);
+    c.expect(m && m->first <= want_ns && want_ns <= m->second,
+             fmt::format("{}: the median latency lies in the log2 bucket of {} ns", what, want_ns),
+             m ? fmt::format("median bucket [{}, {}] ns; histogram {}", m->first, m->second, h->dump()) : "empty histogram");
+    return m ? std::optional<double>(m->first) : std::nullopt;
+}
+
+void check_latency_oracle(Checks& c, const fs::path& dir) {
+    GuestResult r = load_result(dir, "latency-oracle");
+    if (!reported(c, r)) return;
+    for (const char* mech : {"fentry", "kprobe"}) {
+        auto short_ = check_sleeps(c, r, mech, {40000, 20});
+        auto long_ = check_sleeps(c, r, mech, {160000, 6});
+        c.expect(short_ && long_ && *long_ > *short_, fmt::format("{}: 160 ms sleeps time longer than 40 ms ones", mech),
+                 fmt::format("median buckets from {} and {} ns", short_.value_or(-1), long_.value_or(-1)));
+    }
+}
+
+// func-arg: the struct file behind one shell's fd 3 (vfs_write's argument 0),
+// written alternately from CPU 0 and CPU 2 20 times: 19 handoffs, all
+// cross-node.  Bound: exactly those, plus 2 for a write to that file from
+// elsewhere (nothing else has it open).
+constexpr double kArgHandoffs = 19, kArgHandoffSlack = 2;
+
+void check_func_arg(Checks& c, const fs::path& dir) {
+    GuestResult r = load_result(dir, "func-arg");
+    if (!reported(c, r)) return;
+    for (const char* mech : {"fentry", "kprobe"}) {
+        auto doc = load_json(c, r, fmt::format("arg-{}.json", mech));
+        if (!doc) continue;
+        const json* tot = total_of(*doc, "vfs_write");
+        c.expect(tot && tot->value("mechanism", "") == mech, fmt::format("vfs_write:arg0 attached by {}", mech),
+                 tot ? show(at(*tot, {"mechanism"})) : "not in totals");
+        bool found = false;
+        if (const json* objs = at(*doc, {"hot_objects"}); objs && objs->is_array())
+            for (auto& o : *objs) {
+                double h = o.value("handoffs", 0.0), x = o.value("cross_node", 0.0);
+                found |= o.value("target", "") == "vfs_write" && h >= kArgHandoffs &&
+                         h <= kArgHandoffs + kArgHandoffSlack && x == h;
+            }
+        c.expect(found, fmt::format("{}: a file handed off {}-{} times, all across nodes", mech, kArgHandoffs,
+                                    kArgHandoffs + kArgHandoffSlack),
+                 show(at(*doc, {"hot_objects"})));
+    }
+}
+
 const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChecks = {
     {"validate-numa-local", check_validate_numa_local},
     {"record-tcp-crr", check_record_tcp_crr},
@@ -847,6 +966,8 @@ const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChec
     {"record-kprobe", [](Checks& c, const fs::path& d) { check_record(c, d, "kprobe"); }},
     {"fentry-vs-kprobe", check_agreement},
     {"socket-route-vs-fentry", check_socket_route},
+    {"latency-oracle", check_latency_oracle},
+    {"func-arg", check_func_arg},
     {"cost", check_cost},
     {"dst-layout", check_dst_layout},
 };
