@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
     hotline::daemon::ServeArgs serve;
     FixesCli fixes;
     ValidateCli validate;
+    VmCli vm;
     auto* p = add_probe_command(app, probe);
     auto* r = add_record_command(app, rec);
     auto* c = add_cost_command(app, cost);
@@ -123,6 +124,7 @@ int main(int argc, char** argv) {
     auto* sv = add_serve_command(app, serve);
     add_fixes_commands(app, fixes);
     add_validate_commands(app, validate);
+    add_vm_commands(app, vm);
 
     try {
         app.parse(argc, argv);
@@ -138,5 +140,6 @@ int main(int argc, char** argv) {
     if (*sv) return hotline::daemon::run_serve(serve);
     if (fixes.selected()) return run_fixes(fixes);
     if (validate.selected()) return run_validate_cli(validate);
+    if (vm.selected()) return run_vm_cli(vm);
     return kExitUsage;
 }

@@ -27,6 +27,8 @@ bool write_rendering(const std::string& file, const VerdictReport& r, Render ren
     return st.ok();
 }
 
+}  // namespace
+
 // Text on stdout; JSON and JUnit to files when asked.  Returns false when a file could not be written.
 bool render_all(const VerdictReport& r, const std::string& json_file, const std::string& junit_file) {
     render_verdict_text(std::cout, r);
@@ -35,6 +37,8 @@ bool render_all(const VerdictReport& r, const std::string& json_file, const std:
     bool junit_ok = write_rendering(junit_file, r, render_junit);
     return json_ok && junit_ok;
 }
+
+namespace {
 
 Result<nlohmann::json> load_json(const std::string& path) {
     auto text = read_file(path);

@@ -11,32 +11,73 @@
 # QEMU's own exit status says nothing about the guest (a panic exits 0 too):
 # only HLVM-RESULT and HLVM-DONE count, and QEMU runs under a hard timeout.
 
-# Guest shape: 4 vCPUs on 2 sockets, CPUs 0-1 on node 0 and 2-3 on node 1.
-VM_QEMU_ARGS=(
-    -accel "${HOTLINE_VM_ACCEL:-tcg,thread=multi}" -cpu max -m 1G
-    -smp 4,sockets=2,cores=2,threads=1
-    -object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M
-    -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
-    -nodefaults -display none -no-reboot
-)
+# Guest shape: VM_NODES, VM_CPUS, VM_MEMORY_MB (hotline vm --nodes/--cpus/--memory,
+# whose defaults the CLI defines).  CPUs and memory are split evenly over the
+# nodes, CPUs numbered node by node (4 CPUs, 2 nodes: 0-1 on node 0, 2-3 on
+# node 1), one socket per node.
+
+# The accelerator: KVM when /dev/kvm opens read-write, TCG otherwise.
+# HOTLINE_VM_ACCEL overrides (e.g. tcg,thread=single).
+vm_accel() {
+    if [ -n "${HOTLINE_VM_ACCEL:-}" ]; then echo "$HOTLINE_VM_ACCEL"; return; fi
+    if [ -c /dev/kvm ] && { exec 8<>/dev/kvm; } 2>/dev/null; then
+        exec 8>&-
+        echo kvm
+    else
+        echo "tcg,thread=multi"
+    fi
+}
+
+# vm_qemu_args ACCEL: the machine's arguments for the shape above.
+vm_qemu_args() {
+    local accel=$1 per_node=$((VM_CPUS / VM_NODES)) mem=$((VM_MEMORY_MB / VM_NODES)) n cpu=max
+    [ "${accel%%,*}" = kvm ] && cpu=host
+    VM_QEMU_ARGS=(-accel "$accel" -cpu "$cpu" -m "$((mem * VM_NODES))M"
+        -smp "$VM_CPUS,sockets=$VM_NODES,cores=$per_node,threads=1"
+        -nodefaults -display none -no-reboot)
+    for ((n = 0; n < VM_NODES; n++)); do
+        VM_QEMU_ARGS+=(-object "memory-backend-ram,id=m$n,size=${mem}M"
+            -numa "node,nodeid=$n,cpus=$((n * per_node))-$(((n + 1) * per_node - 1)),memdev=m$n")
+    done
+}
+
 # panic=-1 + oops=panic + -no-reboot: any oops ends the run at once.  Watchdogs
 # and RCU stall warnings are off because an emulated CPU starved by a busy host
 # is not a kernel bug.
 VM_KERNEL_CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=4 mitigations=off nowatchdog rcupdate.rcu_cpu_stall_suppress=1"
 
+# The console filter: everything into console.log; with LIVE=1 all of it to
+# stderr as well, with LIVE=stream only the guest command's stderr (the lines
+# between the runner's stream markers that are not kernel messages).
+vm_console_filter() {  # vm_console_filter LOG LIVE
+    tr -d '\r' | awk -v log="$1" -v live="$2" '
+        { print > log; fflush(log) }
+        live == "1" { print > "/dev/stderr"; fflush("/dev/stderr"); next }
+        /^hlvm: stream-start/ { on = 1; next }
+        /^hlvm: stream-end/ { on = 0; next }
+        /^hlvm: guest / && live == "stream" { print > "/dev/stderr"; fflush("/dev/stderr"); next }
+        on && $0 !~ /^\[ *[0-9]+\.[0-9]+\]/ { print > "/dev/stderr"; fflush("/dev/stderr") }'
+}
+
 # vm_boot VMLINUX INITRD WORKDIR TIMEOUT_S LIVE: writes WORKDIR/console.log and
-# WORKDIR/channel.log; prints QEMU's exit status (124 = hard timeout).
+# WORKDIR/channel.log; sets VM_QEMU_RC to QEMU's exit status (124 = hard timeout).  QEMU runs
+# in the background and is waited for, so a signal's trap runs at once (bash
+# defers traps while a foreground command runs); VM_QEMU_PID lets it stop QEMU.
 vm_boot() {
-    local vmlinux=$1 initrd=$2 work=$3 tmo=$4 live=$5 rc
+    local vmlinux=$1 initrd=$2 work=$3 tmo=$4 live=$5
     rm -f "$work/console.log" "$work/channel.log"
-    set +e
+    mkfifo "$work/console.fifo"
+    vm_console_filter "$work/console.log" "$live" <"$work/console.fifo" &
+    local filter=$!
     timeout -k 5 "$tmo" qemu-system-x86_64 "${VM_QEMU_ARGS[@]}" \
         -kernel "$vmlinux" -initrd "$initrd" -append "$VM_KERNEL_CMDLINE" \
-        -serial stdio -serial "file:$work/channel.log" </dev/null 2>&1 |
-        if [ "$live" = 1 ]; then tr -d '\r' | tee "$work/console.log" >&2; else tr -d '\r' >"$work/console.log"; fi
-    rc=${PIPESTATUS[0]}
-    set -e
-    echo "$rc"
+        -serial stdio -serial "file:$work/channel.log" </dev/null >"$work/console.fifo" 2>&1 &
+    VM_QEMU_PID=$!
+    VM_QEMU_RC=0
+    wait "$VM_QEMU_PID" || VM_QEMU_RC=$?
+    VM_QEMU_PID=
+    wait "$filter" || true
+    rm -f "$work/console.fifo"
 }
 
 # vm_collect WORKDIR RESULTS: decodes channel.log into RESULTS/TEST/{rc,secs,output.txt,files/*}.
