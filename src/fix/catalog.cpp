@@ -382,9 +382,6 @@ Status Parser::parse_kernel_pair(const TomlValue& t, FixDef& f) const {
     }
     if (any && f.mode != FixMode::kKernelPair)
         return err(t, in + ": baseline_kernel, fixed_kernel and the ranges only go with kernel-pair fixes");
-    if (f.mode == FixMode::kKernelPair && f.kernels.baseline.empty() && f.kernels.baseline_range.empty())
-        return err(t, in + " is a kernel-pair fix without baseline_kernel or baseline_range",
-                   "name the kernel without the fix (a `hotline vm --kernel` value) or the versions that lack it");
     return ok_status();
 }
 

@@ -96,20 +96,25 @@ vm_unpack_deb() {  # vm_unpack_deb DIR DEB...
     for m in $VM_GUEST_MODULES; do pats+=("./lib/modules/*/kernel/$m*" "./usr/lib/modules/*/kernel/$m*"); done
     for deb in "$@"; do
         # tar fails on a pattern the package lacks: what is missing is judged below.
-        dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" --wildcards './boot/*' "${pats[@]}" 2>/dev/null || true
+        dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" --wildcards './boot/*' "${pats[@]}" \
+            './usr/lib/modules/*/vmlinuz' './usr/lib/modules/*/config' 2>/dev/null || true
     done
     for m in $VM_GUEST_MODULES; do
-        f=$(find "$tmp/lib" "$tmp/usr" -path "*/kernel/$m*" 2>/dev/null | head -1)
+        f=$(find "$tmp/lib" "$tmp/usr" -path "*/kernel/$m*" 2>/dev/null | head -1 || true)
         [ -n "$f" ] || vm_die "$* have no lib/modules/*/kernel/$m"
         vm_decompress_module "$f" "$tmp/modules/$(basename "$m")"
     done
-    rm -rf "${tmp:?}/lib" "${tmp:?}/usr"
-    vmlinuz=$(ls "$tmp"/boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
-    [ -n "$vmlinuz" ] || vm_die "$* have no boot/vmlinuz-*: is it a linux-image package?"
+    # boot/vmlinuz-RELEASE up to 6.x; usr/lib/modules/RELEASE/vmlinuz from 7.x on.
+    vmlinuz=$(ls "$tmp"/boot/vmlinuz-* "$tmp"/usr/lib/modules/*/vmlinuz 2>/dev/null | sort -V | tail -1 || true)
+    [ -n "$vmlinuz" ] || vm_die "$* have no boot/vmlinuz-* or usr/lib/modules/*/vmlinuz: is it a linux-image package?"
     vm_extract_vmlinux "$vmlinuz" "$tmp/vmlinux" ||
         vm_die "cannot extract an ELF vmlinux from $vmlinuz (neither xz, zstd nor gzip payload)"
-    echo "${vmlinuz##*/vmlinuz-}" >"$tmp/release"
-    cp "$tmp"/boot/config-* "$tmp/config" 2>/dev/null || true
+    case $vmlinuz in
+        */vmlinuz) basename "$(dirname "$vmlinuz")" ;;
+        *) echo "${vmlinuz##*/vmlinuz-}" ;;
+    esac >"$tmp/release"
+    cp "$tmp"/boot/config-* "$tmp/config" 2>/dev/null || cp "$tmp"/usr/lib/modules/*/config "$tmp/config" 2>/dev/null || true
+    rm -rf "${tmp:?}/lib" "${tmp:?}/usr"
     basename "$1" >"$tmp/package"
     rm -rf "${tmp:?}/boot"
     (cd "$tmp" && sha256sum vmlinux modules/*.ko >sha256sums) || vm_die "cannot hash the files unpacked from $*"

@@ -58,6 +58,9 @@ vm_run() {
     t0=$(vm_now_ms)
     ipbin=$(vm_iproute2) || return 1
     kdir=$(vm_kernel_dir "$kernel" "$moddir") || return 1
+    VM_ACCEL=$(vm_accel "$kdir/vmlinux")
+    vm_say_accel
+    vm_qemu_args "$VM_ACCEL"
     t1=$(vm_now_ms)
     mkdir -p "$out/work"
     vm_write_kernel_env "$kernel" "$kdir" "$out"
