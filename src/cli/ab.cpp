@@ -61,7 +61,7 @@ Result<nlohmann::json> record_in_guest(const VmCli& v, const Side& s, const std:
     if (!argv) return argv.error();
     fmt::print(stderr, "hotline ab: {} kernel {}: hotline {}\n", s.label, s.kernel, fmt::join(args, " "));
     double t0 = monotonic_seconds();
-    int rc = run_vm_child(*argv);
+    int rc = run_vm_child(*argv, true);  // stdout carries only the verdict
     if (rc == kExitInterrupted) return make_error("interrupted", EINTR);
     if (rc != 0) return make_error(fmt::format("recording on the {} kernel {} failed (exit status {})", s.label,
                                                s.kernel, rc));

@@ -182,6 +182,7 @@ Result<std::vector<std::string>> vm_helper_command(const VmOptions& o, const std
 // A verdict's text on stdout, JSON and JUnit to files when named (src/cli/validate.cpp);
 // false when a file could not be written.
 bool render_all(const VerdictReport& r, const std::string& json_file, const std::string& junit_file);
-// Runs the helper as a child, passing Ctrl-C and termination on to it; its exit status.
-int run_vm_child(const std::vector<std::string>& argv);
+// Runs the helper as a child, passing Ctrl-C and termination on to it; its exit
+// status.  stdout_to_stderr: the inner command's output is progress, not the result.
+int run_vm_child(const std::vector<std::string>& argv, bool stdout_to_stderr);
 }  // namespace hotline::cli

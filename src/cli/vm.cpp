@@ -70,7 +70,7 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-int run_vm_child(const std::vector<std::string>& argv) {
+int run_vm_child(const std::vector<std::string>& argv, bool stdout_to_stderr) {
     // Blocked before the fork: a signal that arrives while the helper starts is
     // still passed on.  The child gets the mask it had before.
     ShutdownSignals signals({SIGCHLD});
@@ -80,6 +80,7 @@ int run_vm_child(const std::vector<std::string>& argv) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
+        if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
         auto cargv = c_argv(argv);
         execv(cargv[0], cargv.data());
         _exit(127);
