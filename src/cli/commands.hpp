@@ -162,3 +162,52 @@ void add_scenario_options(CLI::App* app, ScenarioArgs& a, bool with_duration);
 // usable CPUs when a.name is set).
 hotline::Result<hotline::ScenarioOptions> to_scenario_options(const ScenarioArgs& a);
 }  // namespace hotline::cli
+
+namespace hotline::cli {
+// `hotline vm` and `hotline ab` (src/cli/vm.cpp, src/cli/ab.cpp): the guest's
+// shape and kernel, handed to the VM helper (libexec/vm/hotline-vm).
+struct VmOptions {
+    std::string kernel = "debian:6.12";
+    std::string modules;  // modules directory of a kernel given as an image file
+    int nodes = 2;
+    int cpus = 4;
+    std::string memory = "1G";
+    std::string timeout = "10m";
+    bool console = false;
+};
+
+struct VmCli {
+    CLI::App* vm = nullptr;
+    CLI::App* ab = nullptr;
+    VmOptions guest;
+    std::string keep;
+    std::vector<std::string> scripts;
+    std::vector<std::string> args;  // the hotline command line after --
+    // ab
+    std::string fix, baseline, candidate, baseline_modules, candidate_modules;
+    std::string duration = "3s";
+    std::vector<std::string> targets;
+    std::string fixes_dir, json_file, junit_file, html_file;
+    bool selected() const;
+};
+void add_vm_commands(CLI::App& app, VmCli& v);
+int run_vm_cli(const VmCli& v);
+int run_ab(const VmCli& v);
+
+// The helper's command line for one guest run; empty with the error printed
+// when an option is wrong.
+Result<std::vector<std::string>> vm_helper_command(const VmOptions& o, const std::string& keep,
+                                                   const std::vector<std::string>& scripts,
+                                                   const std::vector<std::string>& args);
+// Where one verdict goes besides its text on stdout (in colour on a terminal):
+// JSON, JUnit and HTML files when named; a diff's recordings feed the page.
+struct VerdictFiles {
+    std::string json, junit, html;
+    std::optional<nlohmann::json> baseline, candidate;
+};
+// (src/cli/validate.cpp) false when a file could not be written.
+bool render_all(VerdictReport& r, const VerdictFiles& out);
+// Runs the helper as a child, passing Ctrl-C and termination on to it; its exit
+// status.  stdout_to_stderr: the inner command's output is progress, not the result.
+int run_vm_child(const std::vector<std::string>& argv, bool stdout_to_stderr);
+}  // namespace hotline::cli

@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
     FixesCli fixes;
     ValidateCli validate;
     ReportArgs report;
+    VmCli vm;
     auto* p = add_probe_command(app, probe);
     auto* r = add_record_command(app, rec);
     auto* c = add_cost_command(app, cost);
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
     add_fixes_commands(app, fixes);
     add_validate_commands(app, validate);
     add_report_command(app, report);
+    add_vm_commands(app, vm);
 
     try {
         app.parse(argc, argv);
@@ -142,5 +144,6 @@ int main(int argc, char** argv) {
     if (fixes.selected()) return run_fixes(fixes);
     if (validate.selected()) return run_validate_cli(validate);
     if (*report.app) return run_report(report);
+    if (vm.selected()) return run_vm_cli(vm);
     return kExitUsage;
 }

@@ -31,24 +31,19 @@ bool write_rendering(const std::string& file, const VerdictReport& r, Render ren
     return st.ok();
 }
 
-// What one verdict is written as: text on stdout (in colour on a terminal),
-// JSON, JUnit and HTML to files when asked.
-struct Renderings {
-    const ValidateCli& args;
-    std::optional<nlohmann::json> baseline, candidate;  // a diff's recordings, for the page
-};
+}  // namespace
 
-// Returns false when a file could not be written.
-bool render_all(VerdictReport& r, const Renderings& out) {
+bool render_all(VerdictReport& r, const VerdictFiles& out) {
     r.context["command"] = own_command_line();
     render_verdict_text(std::cout, r, colour_wanted(STDOUT_FILENO));
     std::cout.flush();
-    bool json_ok = write_rendering(out.args.json_file, r, render_verdict_json);
-    bool junit_ok = write_rendering(out.args.junit_file, r, render_junit);
-    bool html_ok = write_html(out.args.html_file, HtmlInput{verdict_to_json(r), out.args.json_file, out.baseline,
-                                                            out.candidate});
+    bool json_ok = write_rendering(out.json, r, render_verdict_json);
+    bool junit_ok = write_rendering(out.junit, r, render_junit);
+    bool html_ok = write_html(out.html, HtmlInput{verdict_to_json(r), out.json, out.baseline, out.candidate});
     return json_ok && junit_ok && html_ok;
 }
+
+namespace {
 
 int run_diff(const ValidateCli& a) {
     auto cat = load_catalog(a.fixes_dir);
@@ -61,7 +56,7 @@ int run_diff(const ValidateCli& a) {
     if (!c) return fail(c.error(), kExitValidateError);
     auto r = diff_recordings(*fix, *b, *c, a.baseline, a.candidate);
     if (!r) return fail(r.error(), kExitValidateError);
-    if (!render_all(*r, Renderings{a, std::move(*b), std::move(*c)})) return kExitValidateError;
+    if (!render_all(*r, VerdictFiles{a.json_file, a.junit_file, a.html_file, std::move(*b), std::move(*c)})) return kExitValidateError;
     return exit_code(r->overall);
 }
 
@@ -138,7 +133,7 @@ int run_validate_cli(const ValidateCli& a) {
     o.scenario = *so;
     ValidatorOutcome out = run_with_progress(o);
     if (!out.error.empty()) fmt::print(stderr, "hotline: {}\n", out.error);
-    bool wrote = render_all(out.report, Renderings{a, std::nullopt, std::nullopt});
+    bool wrote = render_all(out.report, VerdictFiles{a.json_file, a.junit_file, a.html_file, std::nullopt, std::nullopt});
     if (!wrote && out.exit_code != kExitValidateError) return kExitValidateError;
     return out.exit_code;
 }

@@ -150,6 +150,7 @@ private:
     Result<Precondition> parse_precondition(const TomlValue& t) const;
     Result<FixDef> parse_fix(const TomlValue& t) const;
     Status parse_fix_header(const TomlValue& t, FixDef& f) const;
+    Status parse_kernel_pair(const TomlValue& t, FixDef& f) const;
     Result<Reference> parse_reference(const TomlValue& r) const;
     void parse_fix_tables(const TomlValue& t, FixDef& f) const;
     Status check_fix_rules(const TomlValue& t, const FixDef& f) const;
@@ -391,6 +392,23 @@ Status Parser::parse_fix_header(const TomlValue& t, FixDef& f) const {
     return ok_status();
 }
 
+// baseline_kernel, fixed_kernel, baseline_range, fixed_range: kernel-pair fixes only.
+Status Parser::parse_kernel_pair(const TomlValue& t, FixDef& f) const {
+    const std::string in = fmt::format("fix \"{}\"", f.name);
+    bool any = false;
+    for (auto [key, dest] : {std::pair{"baseline_kernel", &f.kernels.baseline}, std::pair{"fixed_kernel", &f.kernels.fixed},
+                             std::pair{"baseline_range", &f.kernels.baseline_range},
+                             std::pair{"fixed_range", &f.kernels.fixed_range}}) {
+        auto v = get_string(t, key, false, in);
+        if (!v) return v.error();
+        *dest = *v;
+        any = any || !v->empty();
+    }
+    if (any && f.mode != FixMode::kKernelPair)
+        return err(t, in + ": baseline_kernel, fixed_kernel and the ranges only go with kernel-pair fixes");
+    return ok_status();
+}
+
 Result<Reference> Parser::parse_reference(const TomlValue& r) const {
     const std::string what = "[[fix.reference]]";
     if (auto k = only_keys(r, {"commit", "title", "role"}, what); !k) return k.error();
@@ -451,7 +469,8 @@ Status Parser::check_fix_rules(const TomlValue& t, const FixDef& f) const {
 
 Result<FixDef> Parser::parse_fix(const TomlValue& t) const {
     if (auto st = only_keys(t, {"name", "mode", "summary", "description", "scenarios", "reference", "check",
-                                "fixed_when", "change", "precondition", "expect", "guardrail", "report"},
+                                "fixed_when", "change", "precondition", "expect", "guardrail", "report",
+                                "baseline_kernel", "fixed_kernel", "baseline_range", "fixed_range"},
                             "[[fix]]");
         !st)
         return st.error();
@@ -459,6 +478,7 @@ Result<FixDef> Parser::parse_fix(const TomlValue& t) const {
     FixDef f;
     f.source = where(t);
     Status header = parse_fix_header(t, f);
+    if (header) header = parse_kernel_pair(t, f);
     parse_fix_tables(t, f);
     if (!header) return header.error();
     if (errs_.count() != errors_before) return make_error("errors in " + f.source, EINVAL);

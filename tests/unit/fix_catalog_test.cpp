@@ -438,3 +438,27 @@ TEST(FixDiff, DstFalseSharingPassesOnTheLayoutAndReportsTheRest) {
     // The per-call latency is reported beside it, whatever it shows.
     EXPECT_TRUE(r.criteria[1].ratio.has_value());
 }
+
+// `hotline ab` boots what a kernel-pair entry names, or says which versions a
+// side needs when no kernel of it is in reach.
+TEST(FixCatalog, KernelPairsNameTheirKernelsOrTheVersionsTheyNeed) {
+    FixCatalog cat = builtin();
+    for (auto& f : cat.fixes()) {
+        if (f.mode != FixMode::kKernelPair) continue;
+        EXPECT_FALSE(f.kernels.baseline.empty() && f.kernels.baseline_range.empty()) << f.name;
+        EXPECT_FALSE(f.kernels.fixed.empty() && f.kernels.fixed_range.empty()) << f.name;
+    }
+    const FixDef* dst = cat.find("dst-refcnt-false-sharing");
+    ASSERT_NE(dst, nullptr);
+    EXPECT_EQ(dst->kernels.baseline, "debian:6.1");
+    EXPECT_EQ(dst->kernels.fixed, "debian:6.12");
+    const FixDef* mix = cat.find("random-mix-timer");
+    ASSERT_NE(mix, nullptr);
+    EXPECT_EQ(mix->kernels.baseline, "");
+    EXPECT_EQ(mix->kernels.baseline_range, "5.18-6.0");
+}
+
+TEST(FixCatalogDir, KernelsOnlyGoWithKernelPairs) {
+    std::string m = dir_error(wrap_fix("baseline_kernel = \"debian:6.1\"\n" + kChange + kExpect));
+    EXPECT_NE(m.find("only go with kernel-pair fixes"), std::string::npos) << m;
+}

@@ -61,6 +61,16 @@ struct Change {
     std::string describe() const;
 };
 
+// Kernel-pair fixes: the kernels `hotline ab` boots (`hotline vm --kernel`
+// values, empty when none is in reach) and the version ranges each side needs,
+// named when no kernel of that side is in reach.
+struct KernelPair {
+    std::string baseline;        // e.g. "debian:6.1"
+    std::string fixed;           // e.g. "debian:6.12"
+    std::string baseline_range;  // e.g. "5.18-6.0"
+    std::string fixed_range;     // e.g. "6.1 and later"
+};
+
 struct FixDef {
     std::string name;
     std::string summary;
@@ -74,6 +84,7 @@ struct FixDef {
     // What the baseline must show for the fix to have anything to remove.
     std::vector<Precondition> preconditions;
     std::vector<Criterion> criteria;  // expect, guardrail and report, in file order
+    KernelPair kernels;               // kernel-pair fixes only
     std::string source;               // "builtin:12" or "DIR/file.toml:3"
 };
 

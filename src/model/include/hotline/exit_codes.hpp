@@ -14,4 +14,9 @@ inline constexpr int kExitBudget = 4;             // `cost --strict`: a program 
 // NOT-APPLICABLE 3; an error that prevents a verdict is 4.
 inline constexpr int kExitValidateError = 4;
 
+// `hotline vm` passes the inner command's status through; its own are out of
+// the range hotline's commands use.
+inline constexpr int kExitVmGuestFailed = 125;  // no result: boot, panic, hang past --timeout
+inline constexpr int kExitInterrupted = 130;    // Ctrl-C or SIGTERM stopped the guest
+
 }  // namespace hotline

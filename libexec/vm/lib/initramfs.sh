@@ -28,7 +28,7 @@ vm_build_initramfs() {
         [ -x "$bin" ] || vm_die "$bin is not an executable (build the project first)"
         vm_stage_binary "$root" "$bin"
     done
-    cp "$VM_HERE/guest/init" "$root/init"
+    cp "$VM_HERE/guest-init" "$root/init"
     chmod 755 "$root/init"
     cp "$envfile" "$root/hlvm/env"
     cp -r "$testdir" "$root/hlvm/tests"
