@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -71,6 +72,47 @@ Result<std::string> read_file(const std::string& path) {
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+namespace {
+
+// Levenshtein distance, one row at a time.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+std::string closest_name(std::string_view name, std::string_view known) {
+    std::string best;
+    std::size_t best_d = std::max<std::size_t>(1, name.size() / 3) + 1;
+    for (auto& cand : split_list(known)) {
+        std::size_t d = edit_distance(name, cand);
+        // A prefix ("prob" of "probe") is as likely a typo as one wrong letter.
+        if (cand.size() > name.size() && cand.compare(0, name.size(), name) == 0 && name.size() >= 3) d = 1;
+        if (d < best_d) {
+            best_d = d;
+            best = cand;
+        }
+    }
+    return best;
+}
+
+std::string unknown_name_message(std::string_view kind, std::string_view name, std::string_view known) {
+    std::string msg = fmt::format("unknown {} \"{}\"", kind, name);
+    if (auto c = closest_name(name, known); !c.empty()) msg += fmt::format("; did you mean \"{}\"?", c);
+    return msg;
 }
 
 int fail(const Error& e, int exit_code) {

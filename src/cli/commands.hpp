@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <initializer_list>
 #include <optional>
 
 #include "hotline/exit_codes.hpp"
@@ -17,6 +18,7 @@
 
 namespace CLI {
 class App;
+class ParseError;
 }
 
 namespace hotline::cli {
@@ -25,7 +27,29 @@ using hotline::kExitBudget;
 using hotline::kExitError;
 using hotline::kExitNothingObservable;
 using hotline::kExitOk;
+using hotline::kExitNotApplicable;
 using hotline::kExitUsage;
+
+// `hotline help [COMMAND...]` and the usage errors (src/cli/help.cpp).
+struct HelpArgs {
+    CLI::App* help = nullptr;
+    std::vector<std::string> words;
+};
+void add_help_command(CLI::App& app, HelpArgs& h);
+int run_help(CLI::App& app, const HelpArgs& h);
+// `hotline __complete WORD...` for the shell completion (src/cli/complete.cpp).
+struct CompleteArgs {
+    CLI::App* complete = nullptr;
+};
+void add_complete_command(CLI::App& app, CompleteArgs& c);
+int run_complete(CLI::App& app, const CompleteArgs& c);
+// The exit status table for the top-level help (and so the man page).
+std::string exit_status_help();
+// The "Examples:" footer of a subcommand's --help.
+std::string examples(std::initializer_list<const char*> lines);
+// Before parsing: a word where a subcommand must stand that names none is
+// reported with the closest name; the exit status then, else nullopt.
+std::optional<int> check_subcommand_words(CLI::App& app, int argc, char** argv);
 
 struct ProbeArgs {
     bool json = false;
@@ -54,6 +78,7 @@ struct RecordArgs {
     std::string interval = "1s";
     std::vector<std::string> targets;
     bool per_cpu = false;
+    bool json = false;  // the recording on stdout, the tables on stderr
     std::string output;
     std::string mechanism;
     std::string workload = "none";
@@ -112,7 +137,8 @@ struct ValidateCli {
     std::string duration;
     bool allow_global = false;
     std::string fixes_dir;
-    std::string json_file;
+    bool json = false;    // the verdict as JSON on stdout
+    std::string output;   // the verdict as JSON to this file
     std::string junit_file;
     std::string journal_dir = kDefaultJournalDir;
     std::vector<std::string> targets;
@@ -126,6 +152,9 @@ int run_validate_cli(const ValidateCli& a);
 Result<std::optional<Mechanism>> check_target_args(const std::string& mechanism,
                                                    const std::vector<std::string>& targets,
                                                    const std::vector<std::string>& funcs);
+
+// A parse error: CLI11's message and kExitUsage (0 for --help and --version).
+int usage_error(CLI::App& app, const CLI::ParseError& e);
 
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);

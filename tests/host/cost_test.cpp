@@ -46,7 +46,7 @@ TEST(CostHost, DefaultWorkloadGivesQueueWorkEnoughHitsToPrice) {
     EXPECT_GE(j["rows"][0]["variants"][0]["run_cnt"].get<std::uint64_t>(), 1000u) << j.dump(1);
     for (auto& n : j["notes"]) EXPECT_EQ(n.get<std::string>().find("too few"), std::string::npos) << n;
     CmdResult bad = run(hotline() + " cost --workload bogus -d 1s");
-    EXPECT_EQ(bad.rc, 2);
+    EXPECT_EQ(bad.rc, hotline::kExitUsage);
     EXPECT_NE(bad.err.find("churn+pty"), std::string::npos) << bad.err;
     EXPECT_EQ(orphans_after_exit(), 0);
 }
@@ -63,13 +63,13 @@ TEST(FuncHost, UserNamedFunctionFallsBackToSamplingHere) {
 
 TEST(FuncHost, BadFuncSpecsAreNamed) {
     CmdResult a = run(hotline() + " record -d 1 --func tcp_v4_rcv:arg9");
-    EXPECT_EQ(a.rc, 2);
+    EXPECT_EQ(a.rc, hotline::kExitUsage);
     EXPECT_NE(a.err.find("arg0..arg4"), std::string::npos) << a.err;
     CmdResult b = run(hotline() + " record -d 1 --func tcp_v4_rcv:arg1");
     // tcp_v4_rcv(struct sk_buff *skb): argument 1 does not exist
     EXPECT_EQ(b.rc, 1);
     EXPECT_NE(b.err.find("not a pointer to a struct"), std::string::npos) << b.err;
     CmdResult c = run(hotline() + " record -d 1 -t dst_release --func dst_release");
-    EXPECT_EQ(c.rc, 2);
+    EXPECT_EQ(c.rc, hotline::kExitUsage);
     EXPECT_NE(c.err.find("given twice"), std::string::npos) << c.err;
 }

@@ -157,17 +157,17 @@ TEST_F(HostTest, CommandExitStatusPassesThrough) {
 
 TEST_F(HostTest, BadInputNamesTheProblem) {
     CmdResult t = run(hotline() + " record -d 1 -t dst_release,tcp_fastopen");
-    EXPECT_EQ(t.rc, 2);
+    EXPECT_EQ(t.rc, hotline::kExitUsage);
     EXPECT_NE(t.err.find("unknown target \"tcp_fastopen\""), std::string::npos) << t.err;
     EXPECT_NE(t.err.find("dst_release, ipv4_dst_check, tcp_prequeue, queue_work_on"), std::string::npos);
     CmdResult d = run(hotline() + " record -d 5parsecs");
-    EXPECT_EQ(d.rc, 2);
+    EXPECT_EQ(d.rc, hotline::kExitUsage);
     EXPECT_NE(d.err.find("5parsecs"), std::string::npos);
     CmdResult m = run(hotline() + " record -d 1 -m uprobe");
-    EXPECT_EQ(m.rc, 2);
+    EXPECT_EQ(m.rc, hotline::kExitUsage);
     EXPECT_NE(m.err.find("uprobe"), std::string::npos);
     CmdResult c = run(hotline() + " record -d 1 --workload churn --workload-cpus 0,99");
-    EXPECT_EQ(c.rc, 2);
+    EXPECT_EQ(c.rc, hotline::kExitUsage);
     EXPECT_NE(c.err.find("CPU 99"), std::string::npos);
 }
 
