@@ -38,9 +38,9 @@ std::string command_path(const CLI::App& app) {
 }
 
 int unknown_subcommand(CLI::App& app, const std::string& word) {
-    std::string msg = unknown_name_message("command", word, subcommand_names(app));
-    fmt::print(stderr, "hotline: {} (after \"{}\")\nRun `hotline help {}` for the commands.\n", msg,
-               command_path(app), app.get_parent() ? app.get_name() : "");
+    std::string kind = app.get_parent() ? fmt::format("{} command", command_path(app)) : "command";
+    fmt::print(stderr, "hotline: {}\nRun `{}` for the commands.\n", unknown_name_message(kind, word, subcommand_names(app)),
+               app.get_parent() ? "hotline help " + command_path(app).substr(std::string("hotline ").size()) : "hotline help");
     return kExitUsage;
 }
 
@@ -103,7 +103,8 @@ int run_help(CLI::App& app, const HelpArgs& h) {
         cur = sub;
     }
     // The same text as `hotline COMMAND --help`, whose usage line names the parents.
-    std::cout << (cur->get_parent() ? cur->help(command_path(*cur->get_parent())) : cur->help());
+    // (App::help() would answer for the selected subcommand, `help` itself.)
+    std::cout << cur->get_formatter()->make_help(cur, command_path(*cur), CLI::AppFormatMode::Normal);
     return kExitOk;
 }
 

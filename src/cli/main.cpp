@@ -122,6 +122,7 @@ CLI::App* add_serve_command(CLI::App& app, daemon::ServeArgs& serve) {
 int main(int argc, char** argv) {
     using namespace hotline::cli;
     CLI::App app{"hotline: find kernel cache-line contention and prove a fix removes it"};
+    app.name("hotline");  // the usage lines and man pages name the program, not argv[0]
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("hotline ") + HOTLINE_VERSION);
     app.footer(examples({"hotline probe", "hotline validate --fix numa-local -o verdict.json",

@@ -82,8 +82,9 @@ bool ValidateCli::selected() const { return (validate && *validate) || (diff && 
 
 void add_validate_commands(CLI::App& app, ValidateCli& a) {
     a.validate = app.add_subcommand(
-        "validate", "Apply a fix in a scenario's namespaces, measure baseline/fix trials (ABAB) and decide; "
-                    fmt::format("exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 NOT-APPLICABLE, 4 error, {} bad usage", kExitUsage));
+        "validate", fmt::format("Apply a fix in a scenario's namespaces, measure baseline/fix trials (ABAB) and "
+                                "decide; exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 NOT-APPLICABLE, 4 error, {} bad usage",
+                                kExitUsage));
     auto* v = a.validate;
     v->add_option("--fix", a.fix, "Fix name (see `hotline fixes list`)")->required();
     v->add_option("--scenario", a.scenario.name, "Scenario (default: the fix's first)");

@@ -255,7 +255,7 @@ bool is_hex_digest(std::string_view s) {
 
 void read_basic_auth(Reading& r, const TomlValue& v) {
     r.auth_table = &v;
-    AuthUser user{.kind = AuthUser::Hash::kSha256};
+    AuthUser user;  // SHA-256, the kind [basic_auth] holds
     each_key(r.errs, "basic_auth", v, {"username", "password_sha256"}, [&](std::string_view k, const TomlValue& av) {
         auto s = r.errs.string(av, fmt::format("basic_auth.{}", k));
         if (!s) return;

@@ -115,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         BadConfig{"syntax", "listen = \"127.0.0.1:9464\"\n[probe\nlatency = true\n", 2, "not valid TOML"},
         BadConfig{"unknown target", "\n\ntargets = [\"dst_release\",\n  \"dst_relase\"]\n", 4,
-                  "unknown target \"dst_relase\"; valid targets: dst_release"},
+                  "unknown target \"dst_relase\"; did you mean \"dst_release\"?; valid targets: dst_release"},
         BadConfig{"unknown target table", "[[target]]\nname = \"queue_work\"\n", 2, "unknown target \"queue_work\""},
         BadConfig{"duplicate", "targets = [\"dst_release\"]\n[[target]]\nname = \"dst_release\"\n", 3,
                   "already configured on line 1"},
