@@ -6,6 +6,9 @@
 # Man pages are generated from the CLI definition itself (help2man runs
 # `hotline [COMMAND] --help`), so they cannot drift from the binary.
 include(GNUInstallDirs)
+# `install` and cpack install what is built (the binary, the man pages) without
+# building every test first.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 # --- man pages: hotline(1) and hotline-COMMAND(1) per subcommand -----------------
 # The subcommand paths the man pages cover; a test (cli.man_pages) checks this

@@ -125,9 +125,9 @@ int main(int argc, char** argv) {
     app.name("hotline");  // the usage lines and man pages name the program, not argv[0]
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("hotline ") + HOTLINE_VERSION);
-    app.footer(examples({"hotline probe", "hotline validate --fix numa-local -o verdict.json",
-                         "hotline help validate"}) +
-               exit_status_help());
+    // Exit status before the examples: help2man makes "Examples:" the man page's EXAMPLES section.
+    app.footer(exit_status_help() + examples({"hotline probe", "hotline validate --fix numa-local -o verdict.json",
+                                              "hotline help validate"}));
 
     ProbeArgs probe;
     RecordArgs rec;

@@ -29,7 +29,7 @@ for p in "${pages[@]}"; do
     grep -q '^\.SH "\?EXAMPLES' "$f" || { echo "FAIL: $f has no EXAMPLES section" >&2; failures=$((failures + 1)); }
 done
 checks=$((checks + 1))
-grep -qi '^\.SH "\?EXIT STATUS' "$mandir/hotline.1" || { echo "FAIL: hotline.1 has no EXIT STATUS" >&2; failures=$((failures + 1)); }
+grep -qi '^\.S[HS] "\?EXIT STATUS' "$mandir/hotline.1" || { echo "FAIL: hotline.1 has no EXIT STATUS" >&2; failures=$((failures + 1)); }
 
 echo "$((checks - failures)) passed, $failures failed"
 test "$failures" = 0

@@ -26,8 +26,18 @@ if dpkg-query -W -f='${Status}' hotline 2>/dev/null | grep -q installed; then
     echo "package_test: a hotline package is already installed; remove it first" >&2
     exit 1
 fi
-# The purge removes /var/lib/hotline: refuse to run where it holds a journal.
-if [ -n "$(ls -A /var/lib/hotline 2>/dev/null)" ]; then
+# The purge removes /var/lib/hotline: refuse to run where it holds a journal or
+# the lock of a live run (a lock left by a finished run names a dead pid).
+in_use() {
+    local f
+    for f in /var/lib/hotline/* /var/lib/hotline/.[!.]*; do
+        [ -e "$f" ] || continue
+        [ "$(basename "$f")" = lock ] && ! kill -0 "$(cat "$f" 2>/dev/null)" 2>/dev/null && continue
+        return 0
+    done
+    return 1
+}
+if in_use; then
     echo "package_test: /var/lib/hotline is not empty (a journal of another run?); not touching it" >&2
     exit 1
 fi
