@@ -50,7 +50,7 @@ check "cpack built a .deb" test -f "$deb"
 [ -f "$deb" ] || exit 1
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for lib in libbpf1 libfmt libtomlplusplus libcpp-httplib libelf1 libc6; do
+for lib in libbpf1 libfmt libtomlplusplus libcpp-httplib libyaml-cpp libcrypt1 libssl3 libc6; do
     check "Depends (from shlibdeps) names $lib" grep -q "$lib" <<<"$depends"
 done
 
