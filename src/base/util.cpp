@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -73,6 +74,47 @@ std::string own_command_line() {
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s;
+}
+
+namespace {
+
+// Edit distance counting a swap of two neighbouring letters as one edit (optimal
+// string alignment), the commonest typo after a missing or extra letter.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i)
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::string closest_name(std::string_view name, std::string_view known) {
+    std::string best;
+    std::size_t best_d = std::max<std::size_t>(1, name.size() / 3) + 1;
+    for (auto& cand : split_list(known)) {
+        std::size_t d = edit_distance(name, cand);
+        // A prefix ("prob" of "probe") is as likely a typo as one wrong letter.
+        if (cand.size() > name.size() && cand.compare(0, name.size(), name) == 0 && name.size() >= 3) d = 1;
+        if (d < best_d) {
+            best_d = d;
+            best = cand;
+        }
+    }
+    return best;
+}
+
+std::string unknown_name_message(std::string_view kind, std::string_view name, std::string_view known) {
+    std::string msg = fmt::format("unknown {} \"{}\"", kind, name);
+    if (auto c = closest_name(name, known); !c.empty()) msg += fmt::format("; did you mean \"{}\"?", c);
+    return msg;
 }
 
 int fail(const Error& e, int exit_code) {

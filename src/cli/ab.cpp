@@ -115,7 +115,7 @@ int judge_pair(const VmCli& v, const FixDef& fix, const Side& base, const Side& 
     if (!c) return fail(c.error(), c.error().err == EINTR ? kExitInterrupted : kExitValidateError);
     auto r = diff_recordings(fix, *b, *c, base.kernel, cand.kernel);
     if (!r) return fail(r.error(), kExitValidateError);
-    if (!render_all(*r, VerdictFiles{v.json_file, v.junit_file, v.html_file, *b, *c})) return kExitValidateError;
+    if (!render_all(*r, VerdictFiles{v.output, v.junit_file, v.html_file, v.json, *b, *c})) return kExitValidateError;
     return exit_code(r->overall);
 }
 
@@ -136,7 +136,7 @@ int run_ab(const VmCli& v) {
     for (const Side* s : {&base, &cand}) {
         if (!s->kernel.empty()) continue;
         auto r = not_applicable_report(fix->name, fix->criteria, not_in_reach_reason(*fix, s == &base));
-        if (!render_all(r, VerdictFiles{v.json_file, v.junit_file, v.html_file, std::nullopt, std::nullopt})) return kExitValidateError;
+        if (!render_all(r, VerdictFiles{v.output, v.junit_file, v.html_file, v.json, std::nullopt, std::nullopt})) return kExitValidateError;
         return exit_code(r.overall);
     }
     return judge_pair(v, *fix, base, cand);

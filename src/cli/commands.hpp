@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <initializer_list>
 #include <optional>
 
 #include "hotline/exit_codes.hpp"
@@ -18,6 +19,7 @@
 
 namespace CLI {
 class App;
+class ParseError;
 }
 namespace hotline {
 struct HtmlInput;
@@ -29,7 +31,29 @@ using hotline::kExitBudget;
 using hotline::kExitError;
 using hotline::kExitNothingObservable;
 using hotline::kExitOk;
+using hotline::kExitNotApplicable;
 using hotline::kExitUsage;
+
+// `hotline help [COMMAND...]` and the usage errors (src/cli/help.cpp).
+struct HelpArgs {
+    CLI::App* help = nullptr;
+    std::vector<std::string> words;
+};
+void add_help_command(CLI::App& app, HelpArgs& h);
+int run_help(CLI::App& app, const HelpArgs& h);
+// `hotline __complete WORD...` for the shell completion (src/cli/complete.cpp).
+struct CompleteArgs {
+    CLI::App* complete = nullptr;
+};
+void add_complete_command(CLI::App& app, CompleteArgs& c);
+int run_complete(CLI::App& app, const CompleteArgs& c);
+// The exit status table for the top-level help (and so the man page).
+std::string exit_status_help();
+// The "Examples:" footer of a subcommand's --help.
+std::string examples(std::initializer_list<const char*> lines);
+// Before parsing: a word where a subcommand must stand that names none is
+// reported with the closest name; the exit status then, else nullopt.
+std::optional<int> check_subcommand_words(CLI::App& app, int argc, char** argv);
 
 struct ProbeArgs {
     bool json = false;
@@ -58,6 +82,7 @@ struct RecordArgs {
     std::string interval = "1s";
     std::vector<std::string> targets;
     bool per_cpu = false;
+    bool json = false;  // the recording on stdout, the tables on stderr
     std::string output;
     std::string html;
     std::string mechanism;
@@ -117,7 +142,8 @@ struct ValidateCli {
     std::string duration;
     bool allow_global = false;
     std::string fixes_dir;
-    std::string json_file;
+    bool json = false;    // the verdict as JSON on stdout
+    std::string output;   // the verdict as JSON to this file
     std::string junit_file;
     std::string html_file;
     std::string journal_dir = kDefaultJournalDir;
@@ -146,6 +172,9 @@ Result<nlohmann::json> load_json(const std::string& path);
 Result<std::optional<Mechanism>> check_target_args(const std::string& mechanism,
                                                    const std::vector<std::string>& targets,
                                                    const std::vector<std::string>& funcs);
+
+// A parse error: CLI11's message and kExitUsage (0 for --help and --version).
+int usage_error(CLI::App& app, const CLI::ParseError& e);
 
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);
@@ -187,7 +216,8 @@ struct VmCli {
     std::string fix, baseline, candidate, baseline_modules, candidate_modules;
     std::string duration = "3s";
     std::vector<std::string> targets;
-    std::string fixes_dir, json_file, junit_file, html_file;
+    std::string fixes_dir, output, junit_file, html_file;
+    bool json = false;  // the verdict as JSON on stdout
     bool selected() const;
 };
 void add_vm_commands(CLI::App& app, VmCli& v);
@@ -199,10 +229,11 @@ int run_ab(const VmCli& v);
 Result<std::vector<std::string>> vm_helper_command(const VmOptions& o, const std::string& keep,
                                                    const std::vector<std::string>& scripts,
                                                    const std::vector<std::string>& args);
-// Where one verdict goes besides its text on stdout (in colour on a terminal):
+// Where one verdict goes: its text (in colour on a terminal) or JSON on stdout;
 // JSON, JUnit and HTML files when named; a diff's recordings feed the page.
 struct VerdictFiles {
     std::string json, junit, html;
+    bool print_json = false;  // --json: the verdict as JSON on stdout instead of text
     std::optional<nlohmann::json> baseline, candidate;
 };
 // (src/cli/validate.cpp) false when a file could not be written.

@@ -114,12 +114,11 @@ bool print_report(const CostReport& rep, bool json) {
     }
     const bool missed = !misses.empty();
     if (json) {
-        std::cout << nlohmann::json{{"seconds", rep.seconds}, {"rows", rows}, {"notes", rep.notes}, {"misses", misses},
-                                    {"budgets", {{"count", kCountBudget}, {"latency", kLatencyBudget},
-                                                 {"handoff", kHandoffBudget}}},
-                                    {"within_budget", !missed}}
-                         .dump(2)
-                  << "\n";
+        nlohmann::json j = json_document(kCostSchema);
+        j.update({{"seconds", rep.seconds}, {"rows", rows}, {"notes", rep.notes}, {"misses", misses},
+                  {"budgets", {{"count", kCountBudget}, {"latency", kLatencyBudget}, {"handoff", kHandoffBudget}}},
+                  {"within_budget", !missed}});
+        std::cout << j.dump(2) << "\n";
         return missed;
     }
     std::cout << fmt::format("budgets: count <= {}x, latency (entry+exit) <= {}x, handoff <= {}x the empty "

@@ -10,14 +10,13 @@
 #include "commands.hpp"
 #include "hotline/fix.hpp"
 #include "hotline/journal.hpp"
+#include "hotline/output.hpp"
 #include "hotline/util.hpp"
 #include "hotline/fix_output.hpp"
 
 namespace hotline::cli {
 
 namespace {
-
-constexpr int kExitNotApplicable = 3;
 
 struct HostFacts {
     std::optional<KernelBtf> btf;
@@ -91,7 +90,7 @@ void hold(const std::string& fix, double duration, ShutdownSignals& signals) {
 
 int run_apply(const FixesCli& a, const FixCatalog& cat) {
     const FixDef* fix = cat.find(a.name);
-    if (!fix) return fail(make_error("unknown fix \"" + a.name + "\"", EINVAL, "known fixes: " + cat.names()), kExitUsage);
+    if (!fix) return fail(make_error(unknown_name_message("fix", a.name, cat.names()), EINVAL, "known fixes: " + cat.names()), kExitUsage);
     double duration = 0;
     if (!a.duration.empty()) {
         auto d = parse_duration(a.duration);
@@ -133,6 +132,15 @@ int run_apply(const FixesCli& a, const FixCatalog& cat) {
     return kExitOk;
 }
 
+void add_fixes_examples(FixesCli& f) {
+    f.fixes->footer(examples({"hotline fixes list", "hotline fixes show numa-local", "hotline fixes list --json"}));
+    f.list->footer(examples({"hotline fixes list", "hotline fixes list --json", "hotline fixes list --fixes ./my-fixes"}));
+    f.show->footer(examples({"hotline fixes show numa-local", "hotline fixes show early-demux-off --json"}));
+    f.apply->footer(examples({"hotline fixes apply early-demux-off --netns pid:1234 -d 30s",
+                              "hotline fixes apply tcp-low-latency --allow-global"}));
+    f.restore->footer(examples({"hotline restore", "hotline restore --journal-dir /tmp/hotline-journal"}));
+}
+
 }  // namespace
 
 bool FixesCli::selected() const { return (fixes && *fixes) || (restore && *restore); }
@@ -156,6 +164,7 @@ void add_fixes_commands(CLI::App& app, FixesCli& f) {
     for (auto* sub : {f.list, f.show, f.apply}) sub->add_option("--fixes", f.fixes_dir, "Also load *.toml fix definitions from DIR");
     f.restore = app.add_subcommand("restore", "Restore knobs left changed by a run that was killed");
     f.restore->add_option("--journal-dir", f.journal_dir, fmt::format("Journal directory (default {})", kDefaultJournalDir));
+    add_fixes_examples(f);
 }
 
 int run_fixes(const FixesCli& a) {
@@ -174,11 +183,12 @@ int run_fixes(const FixesCli& a) {
     if (*a.list) {
         HostFacts hf = host_facts();
         if (a.json) {
-            nlohmann::json j = nlohmann::json::array();
+            nlohmann::json j = json_document(kFixListSchema);
+            auto& arr = j["fixes"] = nlohmann::json::array();
             for (auto& f : cat->fixes()) {
                 nlohmann::json e = to_json(f);
                 e["here"] = to_json(check_applicability(f, *hf.facts));
-                j.push_back(std::move(e));
+                arr.push_back(std::move(e));
             }
             std::cout << j.dump(2) << "\n";
         } else {
@@ -188,11 +198,12 @@ int run_fixes(const FixesCli& a) {
     }
     if (*a.show) {
         const FixDef* f = cat->find(a.name);
-        if (!f) return fail(make_error("unknown fix \"" + a.name + "\"", EINVAL, "known fixes: " + cat->names()), kExitUsage);
+        if (!f) return fail(make_error(unknown_name_message("fix", a.name, cat->names()), EINVAL, "known fixes: " + cat->names()), kExitUsage);
         HostFacts hf = host_facts();
         Applicability here = check_applicability(*f, *hf.facts);
         if (a.json) {
-            nlohmann::json j = to_json(*f);
+            nlohmann::json j = json_document(kFixSchema);
+            j.update(to_json(*f));
             j["here"] = to_json(here);
             std::cout << j.dump(2) << "\n";
         } else {

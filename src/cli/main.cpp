@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "hotline/log.hpp"
 #include "hotline/serve.hpp"
 
 namespace hotline::cli {
@@ -20,6 +21,7 @@ CLI::App* add_probe_command(CLI::App& app, ProbeArgs& probe) {
     p->add_option("-t,--targets", probe.targets, "Targets to plan (comma list)")->delimiter(',');
     p->add_option("--mechanism", probe.mechanism, kMechanismHelp);
     p->add_option("--func", probe.funcs, "Also plan a kernel function: NAME or NAME:argN (repeatable)");
+    p->footer(examples({"hotline probe", "hotline probe --json", "hotline probe -t dst_release --mechanism tracepoint"}));
     return p;
 }
 
@@ -29,7 +31,8 @@ CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
     r->add_option("-i,--interval", rec.interval, fmt::format("Print interval (default {})", rec.interval));
     r->add_option("-t,--targets", rec.targets, "Targets (comma list); default: all built-in")->delimiter(',');
     r->add_flag("--per-cpu", rec.per_cpu, "Print a table per CPU instead of per NUMA node");
-    r->add_option("-o,--output", rec.output, "Write a JSON recording to FILE");
+    r->add_flag("--json", rec.json, "Print the JSON recording on stdout at the end (the tables go to stderr)");
+    r->add_option("-o,--output", rec.output, "Also write the JSON recording to FILE");
     r->add_option("--html", rec.html, "Write the recording as a self-contained HTML report to FILE");
     r->add_option("-m,--mechanism", rec.mechanism, kMechanismHelp);
     r->add_option("--workload", rec.workload, "Built-in workload while recording: churn (loopback connect/write/close per CPU), churn-split (each connection served on the next CPU), none");
@@ -49,6 +52,8 @@ CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
     add_scenario_options(r, rec.scenario, false);
     r->add_option("command", rec.command, "Command to run while recording (after --)");
     r->positionals_at_end();
+    r->footer(examples({"hotline record -d 10s --workload churn", "hotline record --scenario tcp-crr -d 10s -o rec.json",
+                        "hotline record -t dst_release -q -- ./my-benchmark"}));
     return r;
 }
 
@@ -67,6 +72,7 @@ CLI::App* add_cost_command(CLI::App& app, CostArgs& cost) {
     c->add_flag("--strict", cost.strict, fmt::format("Exit {} when a variant is over its budget", kExitBudget));
     c->add_option("command", cost.command, "Command that drives the events instead (after --)");
     c->positionals_at_end();
+    c->footer(examples({"hotline cost", "hotline cost --strict --json", "hotline cost -t dst_release -- ./my-benchmark"}));
     return c;
 }
 
@@ -87,16 +93,27 @@ void add_scenario_commands(CLI::App& app, ScenarioArgs& scen, ScenarioCommands& 
     sc.run->add_flag("--json", scen.json, "Print JSON");
     sc.run->add_option("-o,--output", scen.output, "Also write the JSON result to FILE");
     sc.run->add_option("command", scen.command, "Command to run in the client namespace (after --)");
+    top->footer(examples({"hotline scenario list", "hotline scenario run tcp-crr -d 5s"}));
+    sc.list->footer(examples({"hotline scenario list", "hotline scenario list --json"}));
+    sc.run->footer(examples({"hotline scenario run tcp-crr -d 5s", "hotline scenario run dst-refcount --json -o result.json",
+                             "hotline scenario run exec -- ping -c 3 10.0.0.1"}));
 }
 
 CLI::App* add_serve_command(CLI::App& app, daemon::ServeArgs& serve) {
     auto* sv = app.add_subcommand("serve", "Keep the targets attached and export their counters to Prometheus");
     sv->add_option("-c,--config", serve.config, "TOML configuration file (default: every built-in target)");
     sv->add_option("-l,--listen", serve.listen,
-                   fmt::format("ADDRESS:PORT to serve on (default {}:{})", daemon::kDefaultListenHost,
-                               daemon::kDefaultListenPort));
+                   fmt::format("ADDRESS:PORT to serve on, :PORT for every address (default {}:{})",
+                               daemon::kDefaultListenHost, daemon::kDefaultListenPort));
+    sv->add_option("--web.config.file", serve.web_config,
+                   "exporter-toolkit web configuration (YAML): TLS and basic-auth users with bcrypt hashes");
+    sv->add_option("--log.level", serve.log_level, fmt::format("Least level logged: {} (default {})", kLogLevels, serve.log_level));
+    sv->add_option("--log.format", serve.log_format, fmt::format("Log line format: {} (default {})", kLogFormats, serve.log_format));
     sv->add_flag("--check-config", serve.check_config, "Validate the configuration and exit (with --strict: also attach every target)");
     sv->add_flag("--strict", serve.strict, "Fail when any configured target cannot be attached");
+    sv->footer(examples({"hotline serve -c /etc/hotline/serve.toml",
+                         "hotline serve --listen :10464 --web.config.file /etc/hotline/web.yml --log.format json",
+                         "hotline serve -c /etc/hotline/serve.toml --check-config"}));
     return sv;
 }
 
@@ -106,8 +123,12 @@ CLI::App* add_serve_command(CLI::App& app, daemon::ServeArgs& serve) {
 int main(int argc, char** argv) {
     using namespace hotline::cli;
     CLI::App app{"hotline: find kernel cache-line contention and prove a fix removes it"};
+    app.name("hotline");  // the usage lines and man pages name the program, not argv[0]
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("hotline ") + HOTLINE_VERSION);
+    // Exit status before the examples: help2man makes "Examples:" the man page's EXAMPLES section.
+    app.footer(exit_status_help() + examples({"hotline probe", "hotline validate --fix numa-local -o verdict.json",
+                                              "hotline help validate"}));
 
     ProbeArgs probe;
     RecordArgs rec;
@@ -119,6 +140,8 @@ int main(int argc, char** argv) {
     ValidateCli validate;
     ReportArgs report;
     VmCli vm;
+    HelpArgs help;
+    CompleteArgs complete;
     auto* p = add_probe_command(app, probe);
     auto* r = add_record_command(app, rec);
     auto* c = add_cost_command(app, cost);
@@ -128,13 +151,17 @@ int main(int argc, char** argv) {
     add_validate_commands(app, validate);
     add_report_command(app, report);
     add_vm_commands(app, vm);
+    add_help_command(app, help);
+    add_complete_command(app, complete);
 
+    if (auto rc = check_subcommand_words(app, argc, argv)) return *rc;
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        int rc = app.exit(e);
-        return rc == 0 ? 0 : kExitUsage;
+        return usage_error(app, e);
     }
+    if (*help.help) return run_help(app, help);
+    if (*complete.complete) return run_complete(app, complete);
     if (*p) return run_probe(probe);
     if (*r) return run_record(rec);
     if (*c) return run_cost(cost);

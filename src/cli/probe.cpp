@@ -32,7 +32,10 @@ int run_probe(const ProbeArgs& a) {
     auto session = Session::open(so, k, *topo);
     if (!session) {
         if (a.json) {
-            nlohmann::json j{{"kernel", to_json(k)}, {"topology", to_json(*topo)}, {"error", session.error().message()}};
+            nlohmann::json j = json_document(kProbeSchema);
+            j["kernel"] = to_json(k);
+            j["topology"] = to_json(*topo);
+            j["error"] = session.error().message();
             std::cout << j.dump(2) << "\n";
         } else {
             Plan empty;
@@ -42,11 +45,11 @@ int run_probe(const ProbeArgs& a) {
     }
     const Plan& plan = (*session)->plan();
     if (a.json) {
-        nlohmann::json j{{"tool", {{"name", "hotline"}, {"version", HOTLINE_VERSION}}},
-                         {"kernel", to_json(k)},
-                         {"topology", to_json(*topo)},
-                         {"plan", to_json(plan)},
-                         {"observable", plan.any_observable()}};
+        nlohmann::json j = json_document(kProbeSchema);
+        j["kernel"] = to_json(k);
+        j["topology"] = to_json(*topo);
+        j["plan"] = to_json(plan);
+        j["observable"] = plan.any_observable();
         nlohmann::json layouts = nlohmann::json::array();
         for (auto& l : (*session)->info().layouts) layouts.push_back(to_json(l));
         j["layouts"] = layouts;

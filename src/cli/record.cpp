@@ -171,32 +171,35 @@ void start_recording(RecordingWriter& rec, const RecordArgs& a, const RecordSetu
                          {"workqueue_programs", info.workq}});
 }
 
+// The tables go to stdout, or to stderr when stdout carries the JSON recording.
+std::ostream& text_out(const RecordArgs& a) { return a.json ? std::cerr : std::cout; }
+
 void print_summary(const Interval& whole, const std::string& stop_reason, const RecordArgs& a, const Topology& topo,
                    const SessionInfo& info) {
-    std::cout << fmt::format("summary: {:.2f} s, {}\n", whole.seconds(), stop_reason);
-    render_interval_text(std::cout, whole, topo, a.per_cpu, "totals");
+    text_out(a) << fmt::format("summary: {:.2f} s, {}\n", whole.seconds(), stop_reason);
+    render_interval_text(text_out(a), whole, topo, a.per_cpu, "totals");
     for (auto& t : whole.d.targets) {
         if (!t.has_latency) continue;
-        std::cout << fmt::format("{} latency ({}, {} calls timed, {} unpaired)\n", t.target,
+        text_out(a) << fmt::format("{} latency ({}, {} calls timed, {} unpaired)\n", t.target,
                                  t.mechanism == Mechanism::kFentry ? "fentry/fexit" : "kprobe/kretprobe",
                                  t.lat_count, t.lat_lost);
-        render_log2_hist(std::cout, t.hist, "nsecs");
-        std::cout << "\n";
+        render_log2_hist(text_out(a), t.hist, "nsecs");
+        text_out(a) << "\n";
     }
-    render_handoffs_text(std::cout, whole, topo, a.per_cpu);
-    std::cout << "\n";
-    render_hot_objects_text(std::cout, top_objects(whole.d.objects, std::size_t(a.top)), whole.seconds());
-    std::cout << "\n";
-    render_layouts_text(std::cout, info.layouts);
-    for (auto& note : info.notes) std::cout << note << "\n";
+    render_handoffs_text(text_out(a), whole, topo, a.per_cpu);
+    text_out(a) << "\n";
+    render_hot_objects_text(text_out(a), top_objects(whole.d.objects, std::size_t(a.top)), whole.seconds());
+    text_out(a) << "\n";
+    render_layouts_text(text_out(a), info.layouts);
+    for (auto& note : info.notes) text_out(a) << note << "\n";
     if (whole.d.has_workq) {
-        std::cout << "\n";
-        render_workq_text(std::cout, whole.d.workq, topo, whole.seconds(), info.random_mix, std::size_t(a.top));
+        text_out(a) << "\n";
+        render_workq_text(text_out(a), whole.d.workq, topo, whole.seconds(), info.random_mix, std::size_t(a.top));
     } else if (!info.workq.empty() && info.workq.rfind("attached", 0) != 0) {
-        std::cout << "queue_work_on attribution: " << info.workq << "\n";
+        text_out(a) << "queue_work_on attribution: " << info.workq << "\n";
     }
-    std::cout << "\n";
-    render_cost_text(std::cout, whole.d.cost, whole.seconds());
+    text_out(a) << "\n";
+    render_cost_text(text_out(a), whole.d.cost, whole.seconds());
 }
 
 // One recording: the session, what drives the events (scenario, churn or a
@@ -293,10 +296,10 @@ void Recording::emit(const Snapshot& now) {
     rec_.add_interval(iv);
     intervals_.push_back(iv);
     if (!a_.quiet) {
-        render_interval_text(std::cout, iv, topo_, a_.per_cpu, fmt::format("{}  interval {}", clock_label(), ++printed_));
-        render_handoffs_text(std::cout, iv, topo_, a_.per_cpu);
+        render_interval_text(text_out(a_), iv, topo_, a_.per_cpu, fmt::format("{}  interval {}", clock_label(), ++printed_));
+        render_handoffs_text(text_out(a_), iv, topo_, a_.per_cpu);
     }
-    std::cout.flush();
+    text_out(a_).flush();
     prev_ = now;
 }
 
@@ -405,7 +408,8 @@ int run_record(const RecordArgs& a) {
     if (!st) return fail(st.error(), kExitError);
     Interval whole = run.whole();
     print_summary(whole, run.stop_reason(), a, *topo, info);
-    if (!a.output.empty() || !a.html.empty()) rec.finish(whole, run.exit_status(), a.command);
+    rec.finish(whole, run.exit_status(), a.command);
+    if (a.json) std::cout << rec.doc().dump(1) << "\n";
     if (!a.output.empty()) {
         if (auto w = write_file_atomic(a.output, rec.doc().dump(1) + "\n"); !w) return fail(w.error(), kExitError);
         fmt::print(stderr, "hotline: recording written to {}\n", a.output);

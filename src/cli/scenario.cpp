@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "hotline/kernel.hpp"
+#include "hotline/output.hpp"
 #include "hotline/scenario.hpp"
 #include "hotline/util.hpp"
 
@@ -70,10 +71,11 @@ Result<ScenarioOptions> to_scenario_options(const ScenarioArgs& a) {
 
 int run_scenario_list(bool json) {
     if (json) {
-        auto arr = nlohmann::json::array();
+        nlohmann::json j = json_document(kScenarioListSchema);
+        auto& arr = j["scenarios"] = nlohmann::json::array();
         for (auto& s : scenario_registry())
             arr.push_back({{"name", std::string(s.name)}, {"summary", std::string(s.summary)}});
-        std::cout << arr.dump(1) << "\n";
+        std::cout << j.dump(1) << "\n";
         return kExitOk;
     }
     for (auto& s : scenario_registry()) std::cout << fmt::format("{:<13} {}\n", s.name, s.summary);
@@ -108,7 +110,8 @@ int run_scenario_run(const ScenarioArgs& a) {
         fmt::print(stderr, "hotline: {}\n", r.error().message());
         return kExitError;
     }
-    nlohmann::json j = to_json(*r);
+    nlohmann::json j = json_document(kScenarioResultSchema);
+    j.update(to_json(*r));
     if (a.json) std::cout << j.dump(1) << "\n";
     else render_scenario_text(std::cout, *r);
     if (!a.output.empty()) {

@@ -35,7 +35,8 @@ bool write_rendering(const std::string& file, const VerdictReport& r, Render ren
 
 bool render_all(VerdictReport& r, const VerdictFiles& out) {
     r.context["command"] = own_command_line();
-    render_verdict_text(std::cout, r, colour_wanted(STDOUT_FILENO));
+    if (out.print_json) render_verdict_json(std::cout, r);
+    else render_verdict_text(std::cout, r, colour_wanted(STDOUT_FILENO));
     std::cout.flush();
     bool json_ok = write_rendering(out.json, r, render_verdict_json);
     bool junit_ok = write_rendering(out.junit, r, render_junit);
@@ -45,18 +46,23 @@ bool render_all(VerdictReport& r, const VerdictFiles& out) {
 
 namespace {
 
+VerdictFiles verdict_files(const ValidateCli& a, std::optional<nlohmann::json> baseline,
+                           std::optional<nlohmann::json> candidate) {
+    return VerdictFiles{a.output, a.junit_file, a.html_file, a.json, std::move(baseline), std::move(candidate)};
+}
+
 int run_diff(const ValidateCli& a) {
     auto cat = load_catalog(a.fixes_dir);
     if (!cat) return fail(cat.error(), kExitUsage);
     const FixDef* fix = cat->find(a.fix);
-    if (!fix) return fail(make_error(fmt::format("unknown fix \"{}\"; known fixes: {}", a.fix, cat->names())), kExitUsage);
+    if (!fix) return fail(make_error(unknown_name_message("fix", a.fix, cat->names()), EINVAL, "known fixes: " + cat->names()), kExitUsage);
     auto b = load_json(a.baseline);
     if (!b) return fail(b.error(), kExitValidateError);
     auto c = load_json(a.candidate);
     if (!c) return fail(c.error(), kExitValidateError);
     auto r = diff_recordings(*fix, *b, *c, a.baseline, a.candidate);
     if (!r) return fail(r.error(), kExitValidateError);
-    if (!render_all(*r, VerdictFiles{a.json_file, a.junit_file, a.html_file, std::move(*b), std::move(*c)})) return kExitValidateError;
+    if (!render_all(*r, verdict_files(a, std::move(*b), std::move(*c)))) return kExitValidateError;
     return exit_code(r->overall);
 }
 
@@ -71,6 +77,18 @@ ValidatorOutcome run_with_progress(ValidatorOptions o) {
     line.finish();
     return out;
 }
+// What the command line names must exist before anything runs: a fix, a
+// scenario or a target that does not is bad usage, not an error of the run.
+std::optional<Error> check_names(const ValidateCli& a) {
+    auto cat = load_catalog(a.fixes_dir);
+    if (!cat) return cat.error();
+    if (!cat->find(a.fix)) return make_error(unknown_name_message("fix", a.fix, cat->names()), EINVAL, "known fixes: " + cat->names());
+    if (!a.scenario.name.empty() && !find_scenario(a.scenario.name))
+        return make_error(unknown_name_message("scenario", a.scenario.name, scenario_names()), EINVAL,
+                          "choose one of " + scenario_names());
+    if (auto t = resolve_targets(a.targets, {}); !t) return t.error();
+    return std::nullopt;
+}
 
 }  // namespace
 
@@ -78,8 +96,9 @@ bool ValidateCli::selected() const { return (validate && *validate) || (diff && 
 
 void add_validate_commands(CLI::App& app, ValidateCli& a) {
     a.validate = app.add_subcommand(
-        "validate", "Apply a fix in a scenario's namespaces, measure baseline/fix trials (ABAB) and decide; "
-                    "exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 NOT-APPLICABLE, 4 error");
+        "validate", fmt::format("Apply a fix in a scenario's namespaces, measure baseline/fix trials (ABAB) and "
+                                "decide; exit 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 NOT-APPLICABLE, 4 error, {} bad usage",
+                                kExitUsage));
     auto* v = a.validate;
     v->add_option("--fix", a.fix, "Fix name (see `hotline fixes list`)")->required();
     v->add_option("--scenario", a.scenario.name, "Scenario (default: the fix's first)");
@@ -88,12 +107,16 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
     v->add_option("-d,--duration", a.duration, fmt::format("Traffic per trial (default {}s)", ValidatorOptions{}.trial_s));
     v->add_flag("--allow-global", a.allow_global, "Permit machine-wide changes");
     v->add_option("--fixes", a.fixes_dir, "Also load *.toml fix definitions from DIR");
-    v->add_option("--json", a.json_file, "Write the verdict as JSON to FILE");
+    v->add_flag("--json", a.json, "Print the verdict as JSON instead of text");
+    v->add_option("-o,--output", a.output, "Also write the verdict as JSON to FILE");
     v->add_option("--junit", a.junit_file, "Write the verdict as JUnit XML to FILE");
     v->add_option("--html", a.html_file, "Write the verdict as a self-contained HTML report to FILE");
     v->add_option("--journal-dir", a.journal_dir, fmt::format("Journal directory (default {})", kDefaultJournalDir));
     v->add_option("-t,--targets", a.targets, "Collector targets (comma list); default: all built-in")->delimiter(',');
     add_scenario_options(v, a.scenario, false);
+    v->footer(examples({"hotline validate --fix numa-local -o verdict.json --junit verdict.xml",
+                        "hotline validate --fix early-demux-off --scenario tcp-crr --trials 5 -d 2s",
+                        "hotline validate --fix tcp-low-latency --allow-global"}));
 
     a.diff = app.add_subcommand("diff", "Judge a kernel-pair fix between two recordings (baseline kernel first); "
                                         "exit codes as validate");
@@ -101,17 +124,21 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
     a.diff->add_option("candidate", a.candidate, "Recording on the kernel with the fix")->required();
     a.diff->add_option("--expect", a.fix, "Fix whose criteria to judge")->required();
     a.diff->add_option("--fixes", a.fixes_dir, "Also load *.toml fix definitions from DIR");
-    a.diff->add_option("--json", a.json_file, "Write the verdict as JSON to FILE");
+    a.diff->add_flag("--json", a.json, "Print the verdict as JSON instead of text");
+    a.diff->add_option("-o,--output", a.output, "Also write the verdict as JSON to FILE");
     a.diff->add_option("--junit", a.junit_file, "Write the verdict as JUnit XML to FILE");
     a.diff->add_option("--html", a.html_file, "Write the verdict and both layouts as a self-contained HTML report to FILE");
+    a.diff->footer(examples({"hotline diff old-kernel.json new-kernel.json --expect dst-refcnt-false-sharing",
+                             "hotline diff a.json b.json --expect dst-refcnt-false-sharing --json"}));
 }
 
 int run_validate_cli(const ValidateCli& a) {
     // Output files are checked before any trial runs, not after.
-    for (const std::string* f : {&a.json_file, &a.junit_file})
+    for (const std::string* f : {&a.output, &a.junit_file, &a.html_file})
         if (!f->empty())
             if (auto st = check_output_path(*f); !st) return fail(st.error(), kExitUsage);
     if (a.diff && *a.diff) return run_diff(a);
+    if (auto e = check_names(a)) return fail(*e, kExitUsage);
     ValidatorOptions o;
     o.fix = a.fix;
     o.fixes_dir = a.fixes_dir;
@@ -127,13 +154,14 @@ int run_validate_cli(const ValidateCli& a) {
         if (*d <= 0) return fail(make_error("--duration must be positive"), kExitUsage);
         o.trial_s = *d;
     }
+    if (auto p = check_options(o.validate)) return fail(make_error(*p, EINVAL), kExitUsage);
     // Shape options count with or without --scenario (then for the fix's default scenario).
     auto so = to_scenario_options(a.scenario);
     if (!so) return fail(so.error(), kExitUsage);
     o.scenario = *so;
     ValidatorOutcome out = run_with_progress(o);
     if (!out.error.empty()) fmt::print(stderr, "hotline: {}\n", out.error);
-    bool wrote = render_all(out.report, VerdictFiles{a.json_file, a.junit_file, a.html_file, std::nullopt, std::nullopt});
+    bool wrote = render_all(out.report, verdict_files(a, std::nullopt, std::nullopt));
     if (!wrote && out.exit_code != kExitValidateError) return kExitValidateError;
     return out.exit_code;
 }

@@ -127,7 +127,8 @@ void add_ab_command(CLI::App& app, VmCli& v) {
     a->add_option("-t,--targets", v.targets, "Targets to record (default: those the fix's criteria name)")
         ->delimiter(',');
     a->add_option("--fixes", v.fixes_dir, "Also load *.toml fix definitions from DIR");
-    a->add_option("--json", v.json_file, "Write the verdict as JSON to FILE");
+    a->add_flag("--json", v.json, "Print the verdict as JSON instead of text");
+    a->add_option("-o,--output", v.output, "Also write the verdict as JSON to FILE");
     a->add_option("--junit", v.junit_file, "Write the verdict as JUnit XML to FILE");
     a->add_option("--html", v.html_file, "Write the verdict as a self-contained HTML page to FILE");
     a->add_option("--keep", v.keep, "Keep both guests' results (recordings, console logs) in DIR");

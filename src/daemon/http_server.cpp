@@ -664,8 +664,7 @@ GuardedServer::GuardedServer(const HttpLimits& limits, HttpRejections& rejection
             res.set_header("Allow", "GET, HEAD");
             return HandlerResponse::Handled;
         }
-        if (!auth_user_.empty() &&
-            !check_basic_auth(req.get_header_value("Authorization"), auth_user_, auth_hash_)) {
+        if (!auth_users_.empty() && !check_basic_auth(req.get_header_value("Authorization"), auth_users_)) {
             ++rejections_.auth;
             text(401);
             res.set_header("WWW-Authenticate", "Basic realm=\"hotline\", charset=\"UTF-8\"");
@@ -702,10 +701,7 @@ void GuardedServer::raise_backlog(int backlog) {
     if (s != INVALID_SOCKET) ::listen(s, backlog);
 }
 
-void GuardedServer::require_basic_auth(std::string username, std::string password_sha256_hex) {
-    auth_user_ = std::move(username);
-    auth_hash_ = std::move(password_sha256_hex);
-}
+void GuardedServer::require_basic_auth(std::vector<AuthUser> users) { auth_users_ = std::move(users); }
 
 bool GuardedServer::process_and_close_socket(socket_t sock) {
     int fl = fcntl(sock, F_GETFL);

@@ -44,7 +44,7 @@ class GuardedServer final : public httplib::Server {
 public:
     GuardedServer(const HttpLimits& limits, HttpRejections& rejections, SSL_CTX* tls);
     ~GuardedServer() override;
-    void require_basic_auth(std::string username, std::string password_sha256_hex);
+    void require_basic_auth(std::vector<AuthUser> users);
     // After bind: a deeper accept queue than httplib's, so bursts wait in the kernel
     // for our accept loop (which never blocks) instead of retrying SYNs.
     void raise_backlog(int backlog);
@@ -55,8 +55,7 @@ private:
     HttpLimits limits_;
     HttpRejections& rejections_;
     SSL_CTX* tls_;
-    std::string auth_user_;
-    std::string auth_hash_;
+    std::vector<AuthUser> auth_users_;
     std::atomic<std::size_t> pending_{0};  // connections queued for a worker
     std::unique_ptr<Rejector> rejector_;   // answers 503 to connections beyond the queue
 };

@@ -19,6 +19,7 @@
 
 #include "http_server.hpp"
 #include "hotline/exit_codes.hpp"
+#include "hotline/log.hpp"
 #include "hotline/output.hpp"
 #include "hotline/prometheus.hpp"
 #include "hotline/serve.hpp"
@@ -33,7 +34,18 @@ namespace {
 
 template <class... Args>
 void say(fmt::format_string<Args...> f, Args&&... args) {
-    fmt::print(stderr, "hotline serve: {}\n", fmt::format(f, std::forward<Args>(args)...));
+    log_at(LogLevel::kInfo, f, std::forward<Args>(args)...);
+}
+
+template <class... Args>
+void warn(fmt::format_string<Args...> f, Args&&... args) {
+    log_at(LogLevel::kWarn, f, std::forward<Args>(args)...);
+}
+
+// Before exiting: the error as a log line (the one way serve reports one).
+int log_fail(const Error& e, int exit_code) {
+    log_line(LogLevel::kError, e.message());
+    return exit_code;
 }
 
 // The systemd readiness protocol: one datagram to $NOTIFY_SOCKET (see sd_notify(3)).
@@ -144,6 +156,8 @@ Result<ServeConfig> load_config(const ServeArgs& a) {
         if (!l) return make_error("--listen: " + l.error().message(), EINVAL);
         cfg.listen = *l;
     }
+    if (!a.web_config.empty())
+        if (auto st = apply_web_config(a.web_config, cfg); !st) return make_error("--web.config.file: " + st.error().message(), EINVAL);
     cfg.strict = cfg.strict || a.strict;
     return cfg;
 }
@@ -230,15 +244,26 @@ void add_routes(GuardedServer& svr, Exporter& ex, const std::string& plan_json) 
     });
 }
 
+// A listener others can reach serves kernel facts to anyone unless TLS and basic
+// auth are both on: say so (the exporter-toolkit convention is to allow it).
+void warn_if_exposed(const ServeConfig& cfg) {
+    if (cfg.listen.loopback() || (cfg.tls() && cfg.auth())) return;
+    warn("listening on {} ({}) without {}: anyone who can reach this port can read the metrics; "
+         "set TLS and basic auth with --web.config.file, or listen on 127.0.0.1",
+         cfg.listen.to_string(), cfg.listen.all_addresses() ? "every address" : "not loopback",
+         !cfg.tls() && !cfg.auth() ? "TLS and basic auth" : !cfg.tls() ? "TLS" : "basic auth");
+}
+
 // Binds the configured address; port 0 picks a free one.  nullopt: said why.
 std::optional<ListenAddress> bind_listen(GuardedServer& svr, const ListenAddress& want) {
     int port = want.port;
     errno = 0;
-    bool bound = port == 0 ? (port = svr.bind_to_any_port(want.host)) > 0 : svr.bind_to_port(want.host, port);
+    bool bound = port == 0 ? (port = svr.bind_to_any_port(want.bind_host())) > 0
+                           : svr.bind_to_port(want.bind_host(), port);
     if (!bound) {
         int e = errno;
-        fmt::print(stderr, "hotline: cannot listen on {}{}{}; is another exporter using the port?\n",
-                   want.to_string(), e ? ": " : "", e ? std::strerror(e) : "");
+        log_at(LogLevel::kError, "cannot listen on {}{}{}; is another exporter using the port?", want.to_string(),
+               e ? ": " : "", e ? std::strerror(e) : "");
         return std::nullopt;
     }
     svr.raise_backlog(256);
@@ -288,7 +313,7 @@ std::optional<Attachment> attach_all(const ServeConfig& cfg, const KernelInfo& k
     Status can = check_privileges(k);
     auto att = can ? attach_targets(cfg, k, topo) : Result<Attachment>(can.error());
     if (!att) {
-        fail(att.error(), kExitError);
+        log_fail(att.error(), kExitError);
         return std::nullopt;
     }
     // Planning parsed kallsyms and BTF (tens of MB, now freed); give the pages back
@@ -296,16 +321,11 @@ std::optional<Attachment> attach_all(const ServeConfig& cfg, const KernelInfo& k
     malloc_trim(0);
     missing = report_plan(att->plan);
     if (cfg.strict && !missing.empty()) {
-        fmt::print(stderr, "hotline: --strict: {} could not be attached (see above); nothing is left attached\n",
-                   fmt::join(missing, ", "));
+        log_at(LogLevel::kError, "--strict: {} could not be attached (see above); nothing is left attached",
+               fmt::join(missing, ", "));
         return std::nullopt;
     }
     return std::move(*att);
-}
-
-// An address that listens on every interface.
-bool is_wildcard_host(const std::string& host) {
-    return host.empty() || host == "0.0.0.0" || host == "::" || host == "*";
 }
 
 int serve(const ServeConfig& cfg, const TlsContext& tls, const KernelInfo& k, const Topology& topo,
@@ -320,16 +340,13 @@ int serve(const ServeConfig& cfg, const TlsContext& tls, const KernelInfo& k, co
     const std::string plan_json = to_json(att.plan).dump(2) + "\n";
 
     GuardedServer svr(cfg.http, ex.rejections, tls.get());
-    if (cfg.auth()) svr.require_basic_auth(cfg.auth_username, cfg.auth_password_sha256);
+    if (cfg.auth()) svr.require_basic_auth(cfg.users);
     add_routes(svr, ex, plan_json);
     auto bound_at = bind_listen(svr, cfg.listen);
     if (!bound_at) return kExitError;
     say("listening on {}://{}/metrics ({} of {} targets attached)", cfg.tls() ? "https" : "http",
         bound_at->to_string(), attached, att.plan.targets.size());
-    if (!cfg.auth() && is_wildcard_host(cfg.listen.host))
-        say("warning: serving without authentication on every interface ({}): anyone who can reach this host "
-            "can read the metrics; set [auth] in the config or listen on 127.0.0.1",
-            cfg.listen.host.empty() ? "*" : cfg.listen.host);
+    warn_if_exposed(cfg);
     notify_systemd(fmt::format("READY=1\nSTATUS=serving metrics on {}", bound_at->to_string()));
     if (!serve_until_signal(svr, signals)) {
         say("the HTTP server stopped unexpectedly");
@@ -340,7 +357,18 @@ int serve(const ServeConfig& cfg, const TlsContext& tls, const KernelInfo& k, co
 
 }  // namespace
 
+// --log.level and --log.format, before anything is logged.
+Status configure_logging(const ServeArgs& a) {
+    auto level = parse_log_level(a.log_level);
+    if (!level) return make_error("--log.level: " + level.error().message(), EINVAL);
+    auto format = parse_log_format(a.log_format);
+    if (!format) return make_error("--log.format: " + format.error().message(), EINVAL);
+    configure_log(*level, *format);
+    return ok_status();
+}
+
 int run_serve(const ServeArgs& a) {
+    if (auto st = configure_logging(a); !st) return fail(st.error(), kExitUsage);
     auto cfg = load_config(a);
     if (!cfg) return fail(cfg.error(), kExitUsage);
     TlsContext tls;
@@ -351,7 +379,7 @@ int run_serve(const ServeArgs& a) {
 
     KernelInfo k = probe_kernel();
     auto topo = read_topology();
-    if (!topo) return fail(topo.error(), kExitError);
+    if (!topo) return log_fail(topo.error(), kExitError);
     std::vector<std::string> missing;
     auto att = attach_all(*cfg, k, *topo, missing);
     if (!att) return kExitError;
@@ -359,8 +387,7 @@ int run_serve(const ServeArgs& a) {
         fmt::print("{}: configuration is valid and all {} targets attach\n", cfg->source, att->plan.targets.size());
         return kExitOk;
     }
-    if (!att->plan.any_observable())
-        say("warning: no target could be attached; serving hotline_probe_attached 0 for each");
+    if (!att->plan.any_observable()) warn("no target could be attached; serving hotline_probe_attached 0 for each");
     // Blocked until every probe is detached; SIGPIPE never kills us.
     ShutdownSignals signals;
     signal(SIGPIPE, SIG_IGN);

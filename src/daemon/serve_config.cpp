@@ -3,6 +3,7 @@
 // basic-auth checking against a SHA-256 digest.
 #include "serve_config.hpp"
 
+#include <crypt.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <unistd.h>
@@ -25,8 +26,21 @@ std::string ListenAddress::to_string() const {
                                                 : fmt::format("{}:{}", host, port);
 }
 
+bool ListenAddress::all_addresses() const { return host.empty() || host == "0.0.0.0" || host == "::"; }
+
+bool ListenAddress::loopback() const {
+    return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+std::string ListenAddress::bind_host() const {
+    if (!host.empty()) return host;
+    // ":PORT": every address; "::" takes IPv4 too (dual stack) where IPv6 exists.
+    return access("/proc/net/if_inet6", F_OK) == 0 ? "::" : "0.0.0.0";
+}
+
 Result<ListenAddress> parse_listen_address(std::string_view s) {
-    const std::string hint = fmt::format("use ADDRESS:PORT, e.g. {}:{} or [::1]:{}", daemon::kDefaultListenHost,
+    const std::string hint = fmt::format("use ADDRESS:PORT, e.g. {}:{}, [::1]:{}, or :{} for every address",
+                                         daemon::kDefaultListenHost, daemon::kDefaultListenPort,
                                          daemon::kDefaultListenPort, daemon::kDefaultListenPort);
     ListenAddress a;
     std::string_view port;
@@ -46,10 +60,6 @@ Result<ListenAddress> parse_listen_address(std::string_view s) {
                               EINVAL, hint);
         port = s.substr(colon + 1);
     }
-    if (a.host.empty())
-        return make_error(fmt::format("listen address \"{}\" has no host", s), EINVAL,
-                          fmt::format("name the interface, e.g. {}:{} (0.0.0.0 exposes it to the network)",
-                                      daemon::kDefaultListenHost, daemon::kDefaultListenPort));
     int p = -1;
     auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
     if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || p < 0 || p > 65535)
@@ -245,6 +255,7 @@ bool is_hex_digest(std::string_view s) {
 
 void read_basic_auth(Reading& r, const TomlValue& v) {
     r.auth_table = &v;
+    AuthUser user;  // SHA-256, the kind [basic_auth] holds
     each_key(r.errs, "basic_auth", v, {"username", "password_sha256"}, [&](std::string_view k, const TomlValue& av) {
         auto s = r.errs.string(av, fmt::format("basic_auth.{}", k));
         if (!s) return;
@@ -252,14 +263,15 @@ void read_basic_auth(Reading& r, const TomlValue& v) {
             if (s->empty() || s->find(':') != std::string::npos)
                 r.errs.add(av.line, "basic_auth.username must be non-empty and contain no ':'");
             else
-                r.cfg.auth_username = *s;
+                user.name = *s;
         } else if (!is_hex_digest(*s)) {
             r.errs.add(av.line, "basic_auth.password_sha256 must be 64 lower-case hex digits: "
                                 "printf %s 'PASSWORD' | sha256sum");
         } else {
-            r.cfg.auth_password_sha256 = *s;
+            user.hash = *s;
         }
     });
+    r.cfg.users.push_back(std::move(user));
 }
 
 // The file's top level: one entry per key.
@@ -286,7 +298,8 @@ void add_targets(Reading& r) {
     for (auto& n : named) {
         if (!find_target(n.name)) {
             r.errs.add(n.node->line,
-                       fmt::format("unknown target \"{}\"; valid targets: {}", n.name, builtin_target_names()));
+                       fmt::format("{}; valid targets: {}", unknown_name_message("target", n.name, builtin_target_names()),
+                                   builtin_target_names()));
             continue;
         }
         auto& targets = r.cfg.targets;
@@ -305,7 +318,7 @@ void check_pairs(Reading& r) {
     if (!r.errs.ok()) return;
     if (r.tls_table && (r.cfg.tls_cert.empty() || r.cfg.tls_key.empty()))
         r.errs.add(r.tls_table->line, "[tls] needs both cert and key");
-    if (r.errs.ok() && r.auth_table && (r.cfg.auth_username.empty() || r.cfg.auth_password_sha256.empty()))
+    if (r.errs.ok() && r.auth_table && (r.cfg.users.front().name.empty() || r.cfg.users.front().hash.empty()))
         r.errs.add(r.auth_table->line, "[basic_auth] needs both username and password_sha256");
 }
 
@@ -351,33 +364,55 @@ std::string sha256_hex(std::string_view data) {
     return out;
 }
 
-bool check_basic_auth(std::string_view authorization, std::string_view username,
-                      std::string_view password_sha256_hex) {
+namespace {
+
+// Equal lengths and contents, in time that depends on the lengths only.
+bool same_secret(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+bool password_matches(const AuthUser& u, std::string_view password) {
+    if (u.kind == AuthUser::Hash::kSha256) return same_secret(sha256_hex(password), u.hash);
+    // bcrypt through libxcrypt: hashing the password with the stored hash as the
+    // setting gives the stored hash back exactly when the password is right.
+    crypt_data data{};
+    std::string pw(password);
+    const char* out = crypt_r(pw.c_str(), u.hash.c_str(), &data);
+    return out && out[0] != '*' && same_secret(out, u.hash);
+}
+
+// "Basic base64(user:password)" -> {user, password}; nullopt when malformed.
+std::optional<std::pair<std::string, std::string>> decode_basic(std::string_view authorization) {
     constexpr std::string_view kScheme = "Basic ";
-    if (authorization.size() <= kScheme.size() || authorization.size() > 1024) return false;
+    if (authorization.size() <= kScheme.size() || authorization.size() > 1024) return std::nullopt;
     for (std::size_t i = 0; i < kScheme.size() - 1; ++i)
-        if (std::tolower(static_cast<unsigned char>(authorization[i])) != "basic"[i]) return false;
-    if (authorization[kScheme.size() - 1] != ' ') return false;
+        if (std::tolower(static_cast<unsigned char>(authorization[i])) != "basic"[i]) return std::nullopt;
+    if (authorization[kScheme.size() - 1] != ' ') return std::nullopt;
     std::string_view b64 = trim(authorization.substr(kScheme.size()));
-    if (b64.empty() || b64.size() % 4 != 0) return false;
+    if (b64.empty() || b64.size() % 4 != 0) return std::nullopt;
     std::string raw(b64.size() / 4 * 3, '\0');
     int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(raw.data()),
                             reinterpret_cast<const unsigned char*>(b64.data()), int(b64.size()));
-    if (n < 0) return false;
+    if (n < 0) return std::nullopt;
     std::size_t pad = 0;
     if (b64.back() == '=') ++pad;
     if (b64.size() >= 2 && b64[b64.size() - 2] == '=') ++pad;
     raw.resize(std::size_t(n) - pad);
     auto colon = raw.find(':');
-    if (colon == std::string::npos) return false;
-    // Compare digests, so timing depends on neither secret's length or content.
-    std::string user_got = sha256_hex(std::string_view(raw).substr(0, colon));
-    std::string user_want = sha256_hex(username);
-    std::string pass_got = sha256_hex(std::string_view(raw).substr(colon + 1));
-    if (pass_got.size() != password_sha256_hex.size() || user_got.size() != user_want.size()) return false;
-    bool user_ok = CRYPTO_memcmp(user_got.data(), user_want.data(), user_got.size()) == 0;
-    bool pass_ok = CRYPTO_memcmp(pass_got.data(), password_sha256_hex.data(), pass_got.size()) == 0;
-    return user_ok & pass_ok;
+    if (colon == std::string::npos) return std::nullopt;
+    return std::pair{raw.substr(0, colon), raw.substr(colon + 1)};
+}
+
+}  // namespace
+
+bool check_basic_auth(std::string_view authorization, const std::vector<AuthUser>& users) {
+    auto cred = decode_basic(authorization);
+    if (!cred) return false;
+    // User names compared as digests, so timing tells nothing of their length or content.
+    const std::string user_got = sha256_hex(cred->first);
+    for (const AuthUser& u : users)
+        if (same_secret(sha256_hex(u.name), user_got)) return password_matches(u, cred->second);
+    return false;
 }
 
 }  // namespace hotline

@@ -17,12 +17,23 @@
 namespace hotline {
 
 struct ListenAddress {
-    std::string host;  // IP literal or name, without brackets
+    std::string host;  // IP literal or name, without brackets; empty: every address
     int port = 0;      // 0: any free port
     std::string to_string() const;
+    bool all_addresses() const;  // "", 0.0.0.0 or ::
+    bool loopback() const;       // 127.0.0.0/8, ::1, localhost
+    std::string bind_host() const;  // what to bind: the host, or "::"/"0.0.0.0" for every address
 };
-// "127.0.0.1:9464", "[::1]:9464", "localhost:0".
+// "127.0.0.1:10464", "[::1]:10464", "localhost:0", ":10464" (every address).
 Result<ListenAddress> parse_listen_address(std::string_view s);
+
+// A basic-auth user and how the password is stored.
+struct AuthUser {
+    enum class Hash { kSha256, kBcrypt };
+    std::string name;
+    std::string hash;  // lower-case hex SHA-256, or a bcrypt "$2y$..." string
+    Hash kind = Hash::kSha256;
+};
 
 struct ServeTarget {
     std::string name;
@@ -55,12 +66,12 @@ struct ServeConfig {
     std::string tls_cert;
     std::string tls_key;
 
-    // [basic_auth]
-    std::string auth_username;
-    std::string auth_password_sha256;  // lower-case hex
+    // [basic_auth] (one user, SHA-256) or --web.config.file's basic_auth_users (bcrypt)
+    std::vector<AuthUser> users;
+    std::string web_config;  // the --web.config.file that set TLS and users, if any
 
     bool tls() const { return !tls_cert.empty(); }
-    bool auth() const { return !auth_username.empty(); }
+    bool auth() const { return !users.empty(); }
 };
 
 // Parses and validates; `source` names the file in errors ("serve.toml:7: ...").
@@ -71,8 +82,11 @@ Result<ServeConfig> load_serve_config(const std::string& path);
 std::string sha256_hex(std::string_view data);
 
 // Checks an Authorization header value ("Basic base64(user:password)") against the
-// configured user and SHA-256 of the password, in constant time per input length.
-bool check_basic_auth(std::string_view authorization, std::string_view username,
-                      std::string_view password_sha256_hex);
+// users; names and SHA-256 digests compare in constant time per input length.
+bool check_basic_auth(std::string_view authorization, const std::vector<AuthUser>& users);
+
+// Reads an exporter-toolkit web configuration (YAML: tls_server_config.cert_file
+// and key_file, basic_auth_users with bcrypt hashes) into cfg; errors name the key.
+Status apply_web_config(const std::string& path, ServeConfig& cfg);
 
 }  // namespace hotline

@@ -89,6 +89,7 @@ Status advance(const TargetDef& t, Progress& p, const PlanFacts& facts, Attacher
         }
         p.presence_checked = true;
         if (absent) {
+            tp.absent = true;
             tp.unavailable_reason = !t.absent_note.empty()
                                         ? t.absent_note
                                         : "not in this kernel: " + t.name +

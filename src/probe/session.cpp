@@ -1,6 +1,7 @@
 // The live session: orchestrates target resolution, planning with real attach
 // attempts (one MechanismAttach per mechanism), the objects every plan needs
 // besides, and reading the counters.
+#include "hotline/util.hpp"
 #include "hotline/session.hpp"
 
 #include <bpf/bpf.h>
@@ -28,7 +29,8 @@ Result<std::vector<TargetDef>> resolve_targets(const std::vector<std::string>& n
     if (names.empty() && funcs.empty()) return builtin_targets();
     for (auto& n : names) {
         const TargetDef* t = find_target(n);
-        if (!t) return make_error("unknown target \"" + n + "\"", EINVAL, "valid targets: " + builtin_target_names());
+        if (!t) return make_error(unknown_name_message("target", n, builtin_target_names()), EINVAL,
+                                  "valid targets: " + builtin_target_names());
         bool dup = false;
         for (auto& o : out) dup |= o.name == n;
         if (!dup) out.push_back(*t);

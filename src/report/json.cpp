@@ -98,14 +98,16 @@ json to_json(const Interval& iv) {
     return j;
 }
 
+json json_document(const char* schema, int version) {
+    return json{{"schema", schema}, {"version", version}, {"tool", {{"name", "hotline"}, {"version", HOTLINE_VERSION}}}};
+}
+
 RecordingWriter::RecordingWriter(const KernelInfo& k, const Topology& t, const Plan& p) {
-    doc_ = json{{"schema", kRecordingSchema},
-                {"version", kRecordingVersion},
-                {"tool", {{"name", "hotline"}, {"version", HOTLINE_VERSION}}},
-                {"kernel", to_json(k)},
-                {"topology", to_json(t)},
-                {"plan", to_json(p)},
-                {"intervals", json::array()}};
+    doc_ = json_document(kRecordingSchema, kRecordingVersion);
+    doc_["kernel"] = to_json(k);
+    doc_["topology"] = to_json(t);
+    doc_["plan"] = to_json(p);
+    doc_["intervals"] = json::array();
 }
 
 void RecordingWriter::add_interval(const Interval& iv) { doc_["intervals"].push_back(to_json(iv)); }

@@ -337,6 +337,10 @@ void render_attached(Scrape& c) {
                    std::uint64_t(tp.observable() ? 1 : 0));
 }
 
+void render_present(Scrape& c) {
+    for (const auto& tp : c.info.plan.targets) c.x.sample({{"target", tp.target}}, std::uint64_t(tp.absent ? 0 : 1));
+}
+
 // The matrix is indexed by node id; cells for every pair of the topology's
 // nodes, zeros included, so the series set does not change as handoffs start.
 void render_handoff_matrix(Scrape& c) {
@@ -449,6 +453,11 @@ constexpr FamilyEntry kFamilies[] = {
                 .help = "1 when the target is watched, by the mechanism named; 0 when no mechanism could attach.",
                 .labels = "target, mechanism"},
      .render = render_attached},
+    {.family = {.name = "hotline_probe_target_present", .type = kGauge,
+                .help = "1 when the kernel has the target's function; 0 when it does not (e.g. tcp_prequeue on >= "
+                        "4.14), so there is nothing to watch and nothing to alert on.",
+                .labels = "target"},
+     .render = render_present},
     {.fields = FieldTable::kTarget},
     {.family = {.name = "hotline_handoffs", .type = kCounter,
                 .help = "Hits on an object last touched from another CPU: one of node from_node, this one of to_node "

@@ -111,9 +111,7 @@ void render_verdict_text(std::ostream& os, const VerdictReport& r, bool colour) 
 }
 
 nlohmann::json verdict_to_json(const VerdictReport& r) {
-    nlohmann::json j;
-    j["schema"] = kVerdictSchema;
-    j["version"] = kVerdictVersion;
+    nlohmann::json j = json_document(kVerdictSchema, kVerdictVersion);
     j["fix"] = r.fix;
     j["scenario"] = r.scenario;
     j["mode"] = r.mode;

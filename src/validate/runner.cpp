@@ -322,7 +322,7 @@ ValidatorOutcome run_validator(const ValidatorOptions& o, const ProgressFn& prog
     auto cat = load_catalog(o.fixes_dir);
     if (!cat) return error_outcome(empty, cat.error().message());
     const FixDef* fix = cat->find(o.fix);
-    if (!fix) return error_outcome(empty, fmt::format("unknown fix \"{}\"; known fixes: {}", o.fix, cat->names()));
+    if (!fix) return error_outcome(empty, fmt::format("{}; known fixes: {}", unknown_name_message("fix", o.fix, cat->names()), cat->names()));
     if (auto p = check_options(o.validate)) return error_outcome(empty, *p);
     auto topo = read_topology();
     if (!topo) return error_outcome(empty, topo.error().message());

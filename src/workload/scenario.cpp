@@ -1,5 +1,6 @@
 // Named scenarios: option checking, the lifecycle of one run (network, helper
 // processes, coordinator thread, teardown), and the result's text and JSON.
+#include "hotline/util.hpp"
 #include "hotline/scenario.hpp"
 
 #include <sched.h>
@@ -78,7 +79,8 @@ Status check_ranges(const ScenarioOptions& o) {
 Status resolve_scenario_options(ScenarioOptions& o, const std::vector<int>& usable) {
     const ScenarioDef* def = find_scenario(o.name);
     if (!def)
-        return make_error(fmt::format("unknown scenario \"{}\"", o.name), EINVAL, "choose one of " + scenario_names());
+        return make_error(unknown_name_message("scenario", o.name, scenario_names()), EINVAL,
+                          "choose one of " + scenario_names());
     if (auto st = check_cpus(o, usable); !st) return st;
     if (o.duration_s < 0 || !std::isfinite(o.duration_s)) return make_error("--duration must be positive", EINVAL);
     apply_defaults(o, *def);

@@ -6,7 +6,7 @@
 using namespace hosttest;
 
 TEST(CostHost, EveryVariantRunsNextToAnEmptyProgram) {
-    CmdResult r = run(hotline() + " cost --json -t queue_work_on -- " + PTY_PINGPONG_BIN + " 3000 alt");
+    CmdResult r = run(hosttest::hotline() + " cost --json -t queue_work_on -- " + PTY_PINGPONG_BIN + " 3000 alt");
     ASSERT_EQ(r.rc, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
     ASSERT_EQ(j["rows"].size(), 1u);
@@ -39,20 +39,20 @@ TEST(CostHost, EveryVariantRunsNextToAnEmptyProgram) {
 
 TEST(CostHost, DefaultWorkloadGivesQueueWorkEnoughHitsToPrice) {
     // The pty writer of the built-in workload drives workqueue_queue_work.
-    CmdResult r = run(hotline() + " cost --json -t queue_work_on --workload pty -d 2s");
+    CmdResult r = run(hosttest::hotline() + " cost --json -t queue_work_on --workload pty -d 2s");
     ASSERT_EQ(r.rc, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
     ASSERT_EQ(j["rows"].size(), 1u);
     EXPECT_GE(j["rows"][0]["variants"][0]["run_cnt"].get<std::uint64_t>(), 1000u) << j.dump(1);
     for (auto& n : j["notes"]) EXPECT_EQ(n.get<std::string>().find("too few"), std::string::npos) << n;
-    CmdResult bad = run(hotline() + " cost --workload bogus -d 1s");
-    EXPECT_EQ(bad.rc, 2);
+    CmdResult bad = run(hosttest::hotline() + " cost --workload bogus -d 1s");
+    EXPECT_EQ(bad.rc, hotline::kExitUsage);
     EXPECT_NE(bad.err.find("churn+pty"), std::string::npos) << bad.err;
     EXPECT_EQ(orphans_after_exit(), 0);
 }
 
 TEST(FuncHost, UserNamedFunctionFallsBackToSamplingHere) {
-    CmdResult r = run(hotline() + " probe --json -t queue_work_on --func tcp_v4_rcv:arg0");
+    CmdResult r = run(hosttest::hotline() + " probe --json -t queue_work_on --func tcp_v4_rcv:arg0");
     ASSERT_EQ(r.rc, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
     const auto* f = find_target(j["plan"], "tcp_v4_rcv");
@@ -62,14 +62,14 @@ TEST(FuncHost, UserNamedFunctionFallsBackToSamplingHere) {
 }
 
 TEST(FuncHost, BadFuncSpecsAreNamed) {
-    CmdResult a = run(hotline() + " record -d 1 --func tcp_v4_rcv:arg9");
-    EXPECT_EQ(a.rc, 2);
+    CmdResult a = run(hosttest::hotline() + " record -d 1 --func tcp_v4_rcv:arg9");
+    EXPECT_EQ(a.rc, hotline::kExitUsage);
     EXPECT_NE(a.err.find("arg0..arg4"), std::string::npos) << a.err;
-    CmdResult b = run(hotline() + " record -d 1 --func tcp_v4_rcv:arg1");
+    CmdResult b = run(hosttest::hotline() + " record -d 1 --func tcp_v4_rcv:arg1");
     // tcp_v4_rcv(struct sk_buff *skb): argument 1 does not exist
     EXPECT_EQ(b.rc, 1);
     EXPECT_NE(b.err.find("not a pointer to a struct"), std::string::npos) << b.err;
-    CmdResult c = run(hotline() + " record -d 1 -t dst_release --func dst_release");
-    EXPECT_EQ(c.rc, 2);
+    CmdResult c = run(hosttest::hotline() + " record -d 1 -t dst_release --func dst_release");
+    EXPECT_EQ(c.rc, hotline::kExitUsage);
     EXPECT_NE(c.err.find("given twice"), std::string::npos) << c.err;
 }

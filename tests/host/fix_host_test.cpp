@@ -12,6 +12,7 @@
 #include <string>
 
 #include "../unit/fix_test_util.hpp"
+#include "hotline/exit_codes.hpp"
 #include "hotline/fix.hpp"
 #include "hotline/journal.hpp"
 
@@ -294,6 +295,6 @@ TEST_F(FixHost, GlobalChangesNeedAllowGlobal) {
     std::string out = run_capture(std::string(HOTLINE_BIN) + " fixes apply early-demux-off --journal-dir " +
                                       (jdir / "journal"),
                                   &rc);
-    EXPECT_EQ(rc, 2) << out;
+    EXPECT_EQ(rc, hotline::kExitUsage) << out;
     EXPECT_NE(out.find("--allow-global"), std::string::npos) << out;
 }

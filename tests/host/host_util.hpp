@@ -9,6 +9,8 @@
 #include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "hotline/exit_codes.hpp"
 #include <sstream>
 #include <string>
 

@@ -17,7 +17,7 @@ protected:
 };
 
 TEST_F(HostTest, ProbeJsonReportsThePlanWithReasons) {
-    CmdResult r = run(hotline() + " probe --json");
+    CmdResult r = run(hosttest::hotline() + " probe --json");
     ASSERT_EQ(r.rc, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
     EXPECT_FALSE(j["kernel"]["release"].get<std::string>().empty());
@@ -50,7 +50,7 @@ TEST_F(HostTest, ProbeJsonReportsThePlanWithReasons) {
 }
 
 TEST_F(HostTest, ProbeTextExplainsLockdownAndPlan) {
-    CmdResult r = run(hotline() + " probe");
+    CmdResult r = run(hosttest::hotline() + " probe");
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.out.find("lockdown"), std::string::npos);
     EXPECT_NE(r.out.find("fentry: EPERM at load"), std::string::npos);
@@ -63,7 +63,7 @@ TEST_F(HostTest, QueueWorkOnCountsMatchProvokedWork) {
     const int writes = 500;
     int ncpu = int(sysconf(_SC_NPROCESSORS_ONLN));
     std::string f = temp_path("qwo.json");
-    std::string cmd = hotline() + " record -q -t queue_work_on -i 500ms -o " + f +
+    std::string cmd = hosttest::hotline() + " record -q -t queue_work_on -i 500ms -o " + f +
                       " -- taskset -c 1 sh -c 'i=0; while [ $i -lt " + std::to_string(writes) +
                       " ]; do echo 1 > /proc/sys/vm/stat_refresh; i=$((i+1)); done'";
     CmdResult r = run(cmd);
@@ -86,7 +86,7 @@ TEST_F(HostTest, QueueWorkOnCountsMatchProvokedWork) {
 
 TEST_F(HostTest, ChurnGivesDstReleaseProxyCountsAndTotalsEqualIntervals) {
     std::string f = temp_path("churn.json");
-    CmdResult r = run(hotline() + " record -q -t dst_release,queue_work_on -d 3 -i 500ms --workload churn -o " + f);
+    CmdResult r = run(hosttest::hotline() + " record -q -t dst_release,queue_work_on -d 3 -i 500ms --workload churn -o " + f);
     ASSERT_EQ(r.rc, 0) << r.err;
     auto j = load_json(f);
     unlink(f.c_str());
@@ -120,7 +120,7 @@ TEST_F(HostTest, ChurnGivesDstReleaseProxyCountsAndTotalsEqualIntervals) {
 
 TEST_F(HostTest, SamplingGivesDstReleaseShare) {
     std::string f = temp_path("sample.json");
-    CmdResult r = run(hotline() + " record -q -t dst_release -m sampling -F 4999 -d 5 --workload churn -o " + f);
+    CmdResult r = run(hosttest::hotline() + " record -q -t dst_release -m sampling -F 4999 -d 5 --workload churn -o " + f);
     ASSERT_EQ(r.rc, 0) << r.err;
     auto j = load_json(f);
     unlink(f.c_str());
@@ -137,11 +137,11 @@ TEST_F(HostTest, SamplingGivesDstReleaseShare) {
 }
 
 TEST_F(HostTest, ForcedMechanismThatFailsIsAnError) {
-    CmdResult r = run(hotline() + " record -d 1 -m fentry -t dst_release");
+    CmdResult r = run(hosttest::hotline() + " record -d 1 -m fentry -t dst_release");
     EXPECT_EQ(r.rc, 1);
     EXPECT_NE(r.err.find("fentry for dst_release"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("EPERM"), std::string::npos) << r.err;
-    CmdResult k = run(hotline() + " record -d 1 -m kprobe -t queue_work_on");
+    CmdResult k = run(hosttest::hotline() + " record -d 1 -m kprobe -t queue_work_on");
     EXPECT_EQ(k.rc, 1);
     EXPECT_NE(k.err.find("without kprobes"), std::string::npos) << k.err;
     EXPECT_EQ(orphans_after_exit(), 0);
@@ -157,31 +157,31 @@ TEST_F(HostTest, NothingObservableExits3) {
 }
 
 TEST_F(HostTest, CommandExitStatusPassesThrough) {
-    CmdResult r = run(hotline() + " record -q -t queue_work_on -- sh -c 'exit 7'");
+    CmdResult r = run(hosttest::hotline() + " record -q -t queue_work_on -- sh -c 'exit 7'");
     EXPECT_EQ(r.rc, 7) << r.err;
-    CmdResult m = run(hotline() + " record -q -t queue_work_on -- /nonexistent/cmd");
+    CmdResult m = run(hosttest::hotline() + " record -q -t queue_work_on -- /nonexistent/cmd");
     EXPECT_EQ(m.rc, 1);
     EXPECT_NE(m.err.find("cannot run \"/nonexistent/cmd\""), std::string::npos) << m.err;
 }
 
 TEST_F(HostTest, BadInputNamesTheProblem) {
-    CmdResult t = run(hotline() + " record -d 1 -t dst_release,tcp_fastopen");
-    EXPECT_EQ(t.rc, 2);
+    CmdResult t = run(hosttest::hotline() + " record -d 1 -t dst_release,tcp_fastopen");
+    EXPECT_EQ(t.rc, hotline::kExitUsage);
     EXPECT_NE(t.err.find("unknown target \"tcp_fastopen\""), std::string::npos) << t.err;
     EXPECT_NE(t.err.find("dst_release, ipv4_dst_check, tcp_prequeue, queue_work_on"), std::string::npos);
-    CmdResult d = run(hotline() + " record -d 5parsecs");
-    EXPECT_EQ(d.rc, 2);
+    CmdResult d = run(hosttest::hotline() + " record -d 5parsecs");
+    EXPECT_EQ(d.rc, hotline::kExitUsage);
     EXPECT_NE(d.err.find("5parsecs"), std::string::npos);
-    CmdResult m = run(hotline() + " record -d 1 -m uprobe");
-    EXPECT_EQ(m.rc, 2);
+    CmdResult m = run(hosttest::hotline() + " record -d 1 -m uprobe");
+    EXPECT_EQ(m.rc, hotline::kExitUsage);
     EXPECT_NE(m.err.find("uprobe"), std::string::npos);
-    CmdResult c = run(hotline() + " record -d 1 --workload churn --workload-cpus 0,99");
-    EXPECT_EQ(c.rc, 2);
+    CmdResult c = run(hosttest::hotline() + " record -d 1 --workload churn --workload-cpus 0,99");
+    EXPECT_EQ(c.rc, hotline::kExitUsage);
     EXPECT_NE(c.err.find("CPU 99"), std::string::npos);
 }
 
 TEST_F(HostTest, UnprivilegedUserIsToldWhichCapability) {
-    CmdResult r = run("setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all " + hotline() +
+    CmdResult r = run("setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all " + hosttest::hotline() +
                 " record -d 1 -t queue_work_on");
     EXPECT_EQ(r.rc, 1);
     EXPECT_NE(r.err.find("CAP_BPF"), std::string::npos) << r.err;

@@ -498,7 +498,7 @@ TEST(ServeHost, CheckConfigRejectsBadFilesNamingTheLine) {
         std::string path = fmt::format("{}/bad{}.toml", dir, i);
         std::ofstream(path) << bad[i].text;
         Cmd r = sh(fmt::format("{} serve --check-config --config {}", HOTLINE_BIN, path));
-        EXPECT_EQ(r.rc, 2) << bad[i].text << r.out;
+        EXPECT_EQ(r.rc, hotline::kExitUsage) << bad[i].text << r.out;
         EXPECT_NE(r.out.find(fmt::format("{}:{}:", path, bad[i].line)), std::string::npos)
             << bad[i].text << "\n--- said:\n" << r.out;
     }
@@ -507,7 +507,7 @@ TEST(ServeHost, CheckConfigRejectsBadFilesNamingTheLine) {
     Cmd r = sh(fmt::format("{} serve --check-config --config {}", HOTLINE_BIN, good));
     EXPECT_EQ(r.rc, 0) << r.out;
     Cmd l = sh(fmt::format("{} serve --check-config --listen nope", HOTLINE_BIN));
-    EXPECT_EQ(l.rc, 2) << l.out;
+    EXPECT_EQ(l.rc, hotline::kExitUsage) << l.out;
     fs::remove_all(dir);
 }
 

@@ -72,7 +72,7 @@ TEST(SocketRouteHost, CpuLocalOnOneCpuIsNotApplicableWithinThreeBaselineTrials) 
     TempDir d;
     std::string json = d / "v.json";
     auto r = hosttest::run(hosttest::hotline() + " validate --fix cpu-local --scenario tcp-crr --cpus 0 -d 1s" +
-                           " -t dst_release --journal-dir " + (d / "j") + " --json " + json);
+                           " -t dst_release --journal-dir " + (d / "j") + " -o " + json);
     EXPECT_EQ(r.rc, 3) << r.out << r.err;
     auto j = hosttest::load_json(json);
     EXPECT_EQ(j.value("verdict", ""), "NOT-APPLICABLE") << j.dump(1);
@@ -93,7 +93,7 @@ TEST(SocketRouteHost, CpuLocalRemovesTheHandoffsOnTwoCpus) {
     TempDir d;
     std::string json = d / "v.json";
     auto r = hosttest::run(hosttest::hotline() + " validate --fix cpu-local --scenario tcp-crr --cpus 0-1 -d 1s" +
-                           " --trials 2 --max-trials 2 -t dst_release --journal-dir " + (d / "j") + " --json " + json);
+                           " --trials 2 --max-trials 2 -t dst_release --journal-dir " + (d / "j") + " -o " + json);
     auto j = hosttest::load_json(json);
     ASSERT_TRUE(j.contains("trials")) << r.out << r.err;
     std::vector<double> base, fix;

@@ -137,7 +137,7 @@ TEST_F(ValidateHost, TcpLowLatencyIsNotApplicableWithTheReason) {
     TempDir d;
     std::string json = d / "v.json", junit = d / "v.xml";
     auto r = hosttest::run(hosttest::hotline() + " validate --fix tcp-low-latency --journal-dir " + (d / "j") +
-                           " --json " + json + " --junit " + junit);
+                           " -o " + json + " --junit " + junit);
     EXPECT_EQ(r.rc, 3) << r.out << r.err;
     EXPECT_NE(r.out.find("NOT-APPLICABLE"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("tcp_prequeue"), std::string::npos) << r.out;
@@ -157,7 +157,7 @@ TEST_P(ValidateTrials, EarlyDemuxOffRunsToAVerdictAndLeavesTheHostAlone) {
     std::string json = d / "v.json", junit = d / "v.xml", jdir = d / "j";
     Watched w = run_watching({HOTLINE_BIN, "validate", "--fix", "early-demux-off", "--scenario", GetParam(),
                               "--trials", "5", "--max-trials", "6", "--duration", "1s", "--journal-dir", jdir,
-                              "--json", json, "--junit", junit});
+                              "-o", json, "--junit", junit});
     ASSERT_TRUE(w.rc >= 0 && w.rc <= 2) << "rc " << w.rc << "\n" << w.out << w.err;
     // The host's own namespace never saw a change, not even for a moment.
     EXPECT_EQ(w.host_ip_seen, std::set<std::string>{host_ip});
@@ -208,7 +208,7 @@ TEST_F(ValidateHost, FixThatChangesNothingFails) {
     std::string json = d / "v.json";
     auto r = hosttest::run(hosttest::hotline() + " validate --fixes " + HOTLINE_FIXTURES + "/fixes" +
                            " --fix noop-fin-timeout --scenario dst-refcount --trials 4 --max-trials 4 -d 1s" +
-                           " --journal-dir " + (d / "j") + " --json " + json);
+                           " --journal-dir " + (d / "j") + " -o " + json);
     EXPECT_EQ(r.rc, 1) << r.out << r.err;
     auto j = hosttest::load_json(json);
     EXPECT_EQ(j.value("verdict", ""), "FAIL") << j.dump(1);
@@ -274,7 +274,7 @@ TEST_F(ValidateHost, TwoSignalsInAFixTrialStillRestoreAndExit4) {
         freopen("/dev/null", "w", stdout);
         freopen("/dev/null", "w", stderr);
         execl(HOTLINE_BIN, HOTLINE_BIN, "validate", "--fix", "early-demux-off", "--scenario", "dst-refcount",
-              "--duration", "1s", "--journal-dir", jdir.c_str(), "--json", json.c_str(), (char*)nullptr);
+              "--duration", "1s", "--journal-dir", jdir.c_str(), "-o", json.c_str(), (char*)nullptr);
         _exit(127);
     }
     bool seen = false;
@@ -335,7 +335,7 @@ TEST_F(ValidateHost, RecordingHoldsWhatDiffNeedsAndDiffJudgesIt) {
     // the fixed layout has 0 fields to remove on both sides: INCONCLUSIVE (exit
     // 2, nothing to improve on); one without it sees no change: FAIL (exit 1).
     r = hosttest::run(hosttest::hotline() + " diff " + rec + " " + rec +
-                      " --expect dst-refcnt-false-sharing --json " + json + " --junit " + junit);
+                      " --expect dst-refcnt-false-sharing -o " + json + " --junit " + junit);
     auto v = hosttest::load_json(json);
     EXPECT_EQ(v.value("mode", ""), "diff");
     const bool fixed = v["context"]["baseline"].value("carries_fix", false);
@@ -353,7 +353,7 @@ TEST_F(ValidateHost, ScenarioOptionsCountWithoutScenario) {
     TempDir d;
     std::string json = d / "v.json";
     auto r = hosttest::run(hosttest::hotline() + " validate --fix early-demux-off --loopback --cpus 0" +
-                           " --trials 1 --max-trials 1 -d 1s --journal-dir " + (d / "j") + " --json " + json);
+                           " --trials 1 --max-trials 1 -d 1s --journal-dir " + (d / "j") + " -o " + json);
     auto j = hosttest::load_json(json);
     EXPECT_EQ(expected_rc(j.value("verdict", "")), r.rc) << r.out << r.err;
     const auto& p = j["context"]["scenario_params"];

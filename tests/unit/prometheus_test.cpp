@@ -479,6 +479,56 @@ TEST(Dist, AlertRulesPassPromtoolCheckAndTest) {
     EXPECT_EQ(rc, 0) << out;
     out = run("cd " + kDist + "/prometheus && promtool test rules hotline-alerts.test.yml", &rc);
     EXPECT_EQ(rc, 0) << out;
+    // The same tests with the exporter scraped under another job name: no rule may depend on it.
+    std::string dir = testing::TempDir() + "/hotline_alerts_job";
+    std::string test_text = read_text(kDist + "/prometheus/hotline-alerts.test.yml");
+    ASSERT_NE(test_text.find("job=\"hotline\""), std::string::npos);
+    test_text = std::regex_replace(test_text, std::regex("job=\"hotline\""), "job=\"ebpf-fleet\"");
+    test_text = std::regex_replace(test_text, std::regex("job: hotline"), "job: ebpf-fleet");
+    run("mkdir -p " + dir + " && cp " + kDist + "/prometheus/hotline-alerts.yml " + dir, &rc);
+    std::ofstream(dir + "/job.test.yml") << test_text;
+    out = run("cd " + dir + " && promtool test rules job.test.yml", &rc);
+    EXPECT_EQ(rc, 0) << "with job=\"ebpf-fleet\": " << out;
+}
+
+// Every alert links its section of docs/runbook.md, and no query names a job.
+TEST(Dist, AlertsHaveRunbooksAndNoJobName) {
+    std::string rules = read_text(kDist + "/prometheus/hotline-alerts.yml");
+    std::string runbook = read_text(kDist + "/../docs/runbook.md");
+    ASSERT_FALSE(runbook.empty());
+    std::regex alert_re("- alert: (\\w+)");
+    int alerts = 0;
+    for (auto it = std::sregex_iterator(rules.begin(), rules.end(), alert_re); it != std::sregex_iterator(); ++it) {
+        std::string name = (*it)[1];
+        std::string lower = name;
+        for (auto& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+        ++alerts;
+        EXPECT_NE(rules.find("runbook.md#" + lower + "\""), std::string::npos) << name << " has no runbook_url";
+        EXPECT_NE(runbook.find("## " + name + "\n"), std::string::npos) << "docs/runbook.md has no section " << name;
+    }
+    EXPECT_GE(alerts, 10);
+    EXPECT_EQ(rules.find("job="), std::string::npos) << "an alert rule names a job";
+    for (const auto& e : dashboard_exprs()) {
+        EXPECT_EQ(e.find("job=\""), std::string::npos) << e;
+        EXPECT_NE(e.find("job=~\"$job\""), std::string::npos) << "query ignores the job variable: " << e;
+    }
+}
+
+TEST(Dist, DashboardHasAHeatmapPerTargetAndCpuInTheCpuPanel) {
+    auto j = nlohmann::json::parse(read_text(kDist + "/grafana/hotline-dashboard.json"));
+    bool heatmap_per_target = false;
+    for (const auto& p : j["panels"]) {
+        if (p.value("type", "") == "heatmap" && p.value("repeat", "") == "target") heatmap_per_target = true;
+        std::string title = p.value("title", "");
+        if (title.find("CPU") == std::string::npos || !p.contains("targets")) continue;
+        for (const auto& t : p["targets"]) {
+            std::string e = t["expr"];
+            bool cpu = e.find("cpu") != std::string::npos || e.find("samples") != std::string::npos ||
+                       e.find("run_seconds") != std::string::npos;
+            EXPECT_TRUE(cpu) << "panel \"" << title << "\" says CPU but plots " << e;
+        }
+    }
+    EXPECT_TRUE(heatmap_per_target);
 }
 
 // Grafana's variables replaced, each panel query must be valid PromQL.
@@ -493,7 +543,7 @@ TEST(Dist, DashboardQueriesAreValidPromQL) {
         int i = 0;
         for (auto e : exprs) {
             e = std::regex_replace(e, std::regex("\\$__rate_interval"), "5m");
-            e = std::regex_replace(e, std::regex("\\$(instance|target)"), ".*");
+            e = std::regex_replace(e, std::regex("\\$(job|instance|target)"), ".*");
             nlohmann::json quoted = e;
             f << "      - record: hotline:dashboard_query_" << i++ << "\n        expr: " << quoted.dump() << "\n";
         }
@@ -505,7 +555,7 @@ TEST(Dist, DashboardQueriesAreValidPromQL) {
 }
 
 TEST(Dist, ServiceUnitKeepsItsPromises) {
-    std::string unit = read_text(kDist + "/hotline.service");
+    std::string unit = read_text(kDist + "/hotline.service.in");
     ASSERT_FALSE(unit.empty());
     EXPECT_NE(unit.find("\nType=notify\n"), std::string::npos);
     EXPECT_NE(unit.find("hotline restore"), std::string::npos);

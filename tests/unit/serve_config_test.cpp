@@ -11,7 +11,7 @@ using namespace hotline;
 TEST(ServeConfig, EmptyFileMeansDefaults) {
     auto c = parse_serve_config("", "serve.toml");
     ASSERT_TRUE(c.ok()) << c.error().message();
-    EXPECT_EQ(c->listen.to_string(), "127.0.0.1:9464");
+    EXPECT_EQ(c->listen.to_string(), "127.0.0.1:10464");
     EXPECT_TRUE(c->targets.empty());
     EXPECT_FALSE(c->metrics.per_cpu);
     EXPECT_FALSE(c->tls());
@@ -88,7 +88,8 @@ password_sha256 = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a
     EXPECT_DOUBLE_EQ(c->http.keep_alive_timeout, 0);
     EXPECT_EQ(c->http.max_request_bytes, 4096u);
     EXPECT_TRUE(c->tls());
-    EXPECT_EQ(c->auth_username, "prom");
+    ASSERT_EQ(c->users.size(), 1u);
+    EXPECT_EQ(c->users[0].name, "prom");
 }
 
 struct BadConfig {
@@ -114,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         BadConfig{"syntax", "listen = \"127.0.0.1:9464\"\n[probe\nlatency = true\n", 2, "not valid TOML"},
         BadConfig{"unknown target", "\n\ntargets = [\"dst_release\",\n  \"dst_relase\"]\n", 4,
-                  "unknown target \"dst_relase\"; valid targets: dst_release"},
+                  "unknown target \"dst_relase\"; did you mean \"dst_release\"?; valid targets: dst_release"},
         BadConfig{"unknown target table", "[[target]]\nname = \"queue_work\"\n", 2, "unknown target \"queue_work\""},
         BadConfig{"duplicate", "targets = [\"dst_release\"]\n[[target]]\nname = \"dst_release\"\n", 3,
                   "already configured on line 1"},
@@ -160,7 +161,12 @@ TEST(ListenAddress, Parses) {
     EXPECT_EQ(b->port, 0);
     EXPECT_EQ(b->to_string(), "[::1]:0");
     EXPECT_TRUE(parse_listen_address("localhost:80").ok());
-    EXPECT_FALSE(parse_listen_address(":9464").ok());
+    auto all = parse_listen_address(":10464");  // every address, as node_exporter's --web.listen-address
+    ASSERT_TRUE(all.ok());
+    EXPECT_TRUE(all->all_addresses());
+    EXPECT_FALSE(all->loopback());
+    EXPECT_EQ(all->port, 10464);
+    EXPECT_TRUE(a->loopback());
     EXPECT_FALSE(parse_listen_address("::1:9464").ok());
     EXPECT_FALSE(parse_listen_address("[::1]9464").ok());
     EXPECT_FALSE(parse_listen_address("host:-1").ok());
@@ -170,13 +176,74 @@ TEST(ListenAddress, Parses) {
 TEST(BasicAuth, ChecksUserAndPasswordDigest) {
     const std::string hash = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b";
     EXPECT_EQ(sha256_hex("secret"), hash);
-    EXPECT_TRUE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", "prom", hash));  // prom:secret
-    EXPECT_TRUE(check_basic_auth("basic cHJvbTpzZWNyZXQ=", "prom", hash));
-    EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", "other", hash));
-    EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXR4", "prom", hash));  // prom:secretx
-    EXPECT_FALSE(check_basic_auth("Basic cHJvbXNlY3JldA==", "prom", hash));  // no colon
-    EXPECT_FALSE(check_basic_auth("Bearer cHJvbTpzZWNyZXQ=", "prom", hash));
-    EXPECT_FALSE(check_basic_auth("Basic !!!!", "prom", hash));
-    EXPECT_FALSE(check_basic_auth("Basic abc", "prom", hash));
-    EXPECT_FALSE(check_basic_auth("", "prom", hash));
+    const std::vector<AuthUser> prom{{"prom", hash, AuthUser::Hash::kSha256}};
+    const std::vector<AuthUser> other{{"other", hash, AuthUser::Hash::kSha256}};
+    EXPECT_TRUE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", prom));  // prom:secret
+    EXPECT_TRUE(check_basic_auth("basic cHJvbTpzZWNyZXQ=", prom));
+    EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", other));
+    EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXR4", prom));  // prom:secretx
+    EXPECT_FALSE(check_basic_auth("Basic cHJvbXNlY3JldA==", prom));  // no colon
+    EXPECT_FALSE(check_basic_auth("Bearer cHJvbTpzZWNyZXQ=", prom));
+    EXPECT_FALSE(check_basic_auth("Basic !!!!", prom));
+    EXPECT_FALSE(check_basic_auth("Basic abc", prom));
+    EXPECT_FALSE(check_basic_auth("", prom));
+    EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", {}));
+}
+
+// bcrypt of "secret" at cost 4 (mkpasswd -m bcrypt -R 16 secret), as exporter-toolkit's basic_auth_users hold it.
+constexpr const char* kSecretBcrypt = "$2b$04$ZKoZvC9E.D6hDxQ1SR75xeLlRN3W1dCUHE8m6WlkiybJT/X.QyBCu";
+
+TEST(BasicAuth, ChecksBcryptUsers) {
+    const std::vector<AuthUser> users{{"alice", "$2b$04$eTCGVQLGKU3b1I2gQ5VGzueIXCUwj1l.DwfepykI9bnTHT5SBykGO", AuthUser::Hash::kBcrypt},
+                                      {"prom", kSecretBcrypt, AuthUser::Hash::kBcrypt}};
+    EXPECT_TRUE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", users));   // prom:secret
+    EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXR4", users));  // prom:secretx
+    EXPECT_FALSE(check_basic_auth("Basic YWxpY2U6c2VjcmV0", users));  // alice:secret, another hash
+}
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+    std::string path = testing::TempDir() + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+}  // namespace
+
+TEST(WebConfig, ReadsExporterToolkitYaml) {
+    std::string cert = write_temp("web_cert.pem", "x"), key = write_temp("web_key.pem", "x");
+    std::string path = write_temp("web.yml", "tls_server_config:\n  cert_file: " + cert + "\n  key_file: web_key.pem\n" +
+                                                 "basic_auth_users:\n  prom: " + kSecretBcrypt + "\n");
+    ServeConfig cfg;
+    auto st = apply_web_config(path, cfg);
+    ASSERT_TRUE(st.ok()) << st.error().message();
+    EXPECT_EQ(cfg.tls_cert, cert);
+    EXPECT_EQ(cfg.tls_key, key) << "a relative key_file is relative to the web config's directory";
+    ASSERT_EQ(cfg.users.size(), 1u);
+    EXPECT_EQ(cfg.users[0].name, "prom");
+    EXPECT_EQ(cfg.users[0].kind, AuthUser::Hash::kBcrypt);
+    EXPECT_TRUE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", cfg.users));
+}
+
+TEST(WebConfig, RefusesWhatItDoesNotImplementByName) {
+    struct Case {
+        const char* text;
+        const char* says;
+    } cases[] = {
+        {"http_server_config:\n  http2: false\n", "http_server_config is not supported"},
+        {"tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n", "tls_server_config.client_auth_type"},
+        {"basic_auth_users:\n  prom: plaintext\n", "not a bcrypt hash"},
+        {"tls_server_config:\n  cert_file: /nonexistent.pem\n", "cannot be read"},
+        {"basic_auth_users: [a, b\n", "not valid YAML"},
+    };
+    for (auto& c : cases) {
+        ServeConfig cfg;
+        auto st = apply_web_config(write_temp("bad_web.yml", c.text), cfg);
+        ASSERT_FALSE(st.ok()) << c.text;
+        EXPECT_NE(st.error().message().find(c.says), std::string::npos) << st.error().message();
+    }
+    ServeConfig both;
+    both.users.push_back({"prom", std::string(64, 'a'), AuthUser::Hash::kSha256});
+    EXPECT_FALSE(apply_web_config(write_temp("web_ok.yml", "{}\n"), both).ok()) << "TOML auth and a web config together";
 }

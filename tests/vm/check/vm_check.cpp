@@ -813,7 +813,7 @@ void check_diff(Checks& c, const fs::path& dir) {
     fs::path vj = g_extra.out / "verdict.json", log = g_extra.out / "diff.txt";
     fs::remove(vj);
     int rc = run_to_file({g_extra.hotline, "diff", a.string(), b.string(), "--expect", "dst-refcnt-false-sharing",
-                          "--json", vj.string()},
+                          "-o", vj.string()},
                          log);
     std::cout << "hotline diff " << a.string() << " " << b.string() << " --expect dst-refcnt-false-sharing:\n"
               << tail(slurp(log).value_or(""), 40);

@@ -19,6 +19,14 @@ std::string_view trim(std::string_view s);
 // "a,b,,c" -> {"a","b","c"}
 std::vector<std::string> split_list(std::string_view s);
 
+// The name in `known` (a comma list such as "a, b, c") closest to `name` by edit
+// distance, when close enough to be a typo of it (at most a third of its
+// letters, and at least one, differ); empty otherwise.
+std::string closest_name(std::string_view name, std::string_view known);
+
+// `unknown KIND "NAME"`, followed by `; did you mean "X"?` when closest_name finds one.
+std::string unknown_name_message(std::string_view kind, std::string_view name, std::string_view known);
+
 // This process's command line, arguments joined by spaces (for journals and reports).
 std::string own_command_line();
 

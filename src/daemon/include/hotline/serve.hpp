@@ -8,11 +8,14 @@ namespace hotline::daemon {
 // Loopback unless configured otherwise: without [basic_auth] anyone who can
 // connect can read the metrics.
 inline constexpr const char* kDefaultListenHost = "127.0.0.1";
-inline constexpr int kDefaultListenPort = 9464;
+inline constexpr int kDefaultListenPort = 10464;  // docs/metrics.md says why this one
 
 struct ServeArgs {
     std::string config;
     std::string listen;
+    std::string web_config;          // exporter-toolkit YAML: TLS, basic-auth users (bcrypt)
+    std::string log_level = "info";  // debug, info, warn, error
+    std::string log_format = "logfmt";  // logfmt, json
     bool check_config = false;
     bool strict = false;
 };

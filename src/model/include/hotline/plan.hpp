@@ -23,6 +23,7 @@ struct TargetPlan {
     bool latency = false;
     std::vector<Rejection> rejected;
     std::string unavailable_reason;  // set when mechanism == kUnavailable
+    bool absent = false;             // the function is not in this kernel (nothing to watch, not a fault)
 
     bool observable() const { return mechanism != Mechanism::kUnavailable; }
 };

@@ -40,11 +40,24 @@ nlohmann::json to_json(const HotObject& o, double seconds);
 nlohmann::json to_json(const LineLayout& l);
 nlohmann::json to_json(const WorkqCounters& w);
 
+// Every JSON document hotline prints or writes is an object that starts with
+// {"schema": NAME, "version": N, "tool": {...}}; docs/schemas/NAME.schema.json
+// describes each kind (N is its version: raised when a field changes meaning or
+// goes away, not when one is added).  The verdict's constants are in verdict.hpp.
 inline constexpr int kRecordingVersion = 1;
 inline constexpr const char* kRecordingSchema = "hotline.recording";
 // The most intervals a recording may hold: `record` refuses a duration and
 // interval that would give more, `diff` and `report` refuse a file that has more.
 inline constexpr std::size_t kMaxRecordingIntervals = 10000;
+inline constexpr const char* kProbeSchema = "hotline.probe";
+inline constexpr const char* kCostSchema = "hotline.cost";
+inline constexpr const char* kScenarioListSchema = "hotline.scenario-list";
+inline constexpr const char* kScenarioResultSchema = "hotline.scenario-result";
+inline constexpr const char* kFixListSchema = "hotline.fix-list";
+inline constexpr const char* kFixSchema = "hotline.fix";
+
+// The head of a JSON document: schema, version and the tool that wrote it.
+nlohmann::json json_document(const char* schema, int version = 1);
 
 // Builds the versioned recording file incrementally.
 class RecordingWriter {

@@ -6,4 +6,4 @@
 # --test validate-numa-local.
 # hlvm-timeout: 180
 hotline validate --fix numa-local --scenario tcp-crr --trials 3 --max-trials 4 --duration 1s \
-    --targets dst_release --json verdict.json --junit verdict.xml
+    --targets dst_release -o verdict.json --junit verdict.xml

@@ -1,0 +1,91 @@
+# Installation in FHS places and the Debian package (docs/install.md).
+#
+#   cmake --install build [--prefix /usr]      # /usr/local by default
+#   cmake --build build --target package       # build/hotline_VERSION_ARCH.deb
+#
+# Man pages are generated from the CLI definition itself (help2man runs
+# `hotline [COMMAND] --help`), so they cannot drift from the binary.
+include(GNUInstallDirs)
+# `install` and cpack install what is built (the binary, the man pages) without
+# building every test first.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
+# --- man pages: hotline(1) and hotline-COMMAND(1) per subcommand -----------------
+# The subcommand paths the man pages cover; a test (cli.man_pages) checks this
+# list against the binary's help, so a new subcommand fails until it is added.
+set(HOTLINE_MAN_COMMANDS probe record cost scenario "scenario list" "scenario run" serve
+    fixes "fixes list" "fixes show" "fixes apply" restore validate diff help)
+find_program(HELP2MAN help2man)
+set(HOTLINE_MAN_PAGES)
+if(HELP2MAN)
+  set(man_dir ${CMAKE_BINARY_DIR}/man)
+  set(page ${man_dir}/hotline.1)
+  add_custom_command(OUTPUT ${page}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${man_dir}
+    COMMAND ${HELP2MAN} --no-info --no-discard-stderr --section=1
+            --name "find kernel cache-line contention and prove a fix removes it"
+            --version-string=${PROJECT_VERSION} --output=${page} $<TARGET_FILE:hotline>
+    DEPENDS hotline COMMENT "man page hotline.1" VERBATIM)
+  list(APPEND HOTLINE_MAN_PAGES ${page})
+  foreach(cmd IN LISTS HOTLINE_MAN_COMMANDS)
+    string(REPLACE " " "-" stem "hotline-${cmd}")
+    set(page ${man_dir}/${stem}.1)
+    set(wrapper ${man_dir}/${stem})
+    # help2man runs one program with --help; this one is `hotline CMD`.
+    file(GENERATE OUTPUT ${wrapper} CONTENT "#!/bin/sh\nexec '$<TARGET_FILE:hotline>' ${cmd} \"$@\"\n"
+         FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+    add_custom_command(OUTPUT ${page}
+      COMMAND ${HELP2MAN} --no-info --no-discard-stderr --section=1 --name "hotline ${cmd}"
+              --version-string=${PROJECT_VERSION} --output=${page} ${wrapper}
+      DEPENDS hotline COMMENT "man page ${stem}.1" VERBATIM)
+    list(APPEND HOTLINE_MAN_PAGES ${page})
+  endforeach()
+  add_custom_target(man ALL DEPENDS ${HOTLINE_MAN_PAGES})
+  install(FILES ${HOTLINE_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+else()
+  message(STATUS "help2man not found: no man pages (scripts/setup installs it)")
+endif()
+
+# --- files ------------------------------------------------------------------------
+install(TARGETS hotline RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/dist/bash-completion/hotline
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+# The unit and the configuration depend on the prefix the install runs with (the
+# .deb installs to /usr, `cmake --install` to /usr/local unless told), so they are
+# placed at install time: cmake/install_config.cmake.
+install(CODE "set(HOTLINE_SOURCE_DIR \"${CMAKE_SOURCE_DIR}\")
+              set(HOTLINE_BINARY_DIR \"${CMAKE_BINARY_DIR}\")
+              set(HOTLINE_BINDIR \"${CMAKE_INSTALL_BINDIR}\")")
+install(SCRIPT ${CMAKE_SOURCE_DIR}/cmake/install_config.cmake)
+install(FILES ${CMAKE_SOURCE_DIR}/dist/serve.toml DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+install(FILES ${CMAKE_SOURCE_DIR}/dist/prometheus/hotline-alerts.yml
+              ${CMAKE_SOURCE_DIR}/dist/prometheus/hotline-alerts.test.yml
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/hotline/prometheus)
+install(FILES ${CMAKE_SOURCE_DIR}/dist/grafana/hotline-dashboard.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/hotline/grafana)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/schemas DESTINATION ${CMAKE_INSTALL_DATADIR}/hotline)
+install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/metrics.md ${CMAKE_SOURCE_DIR}/docs/runbook.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# --- the Debian package -------------------------------------------------------------
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME hotline)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "hotline maintainers <hotline@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "eBPF profiler for kernel cache-line contention and fix validator")
+set(CPACK_PACKAGE_DESCRIPTION "hotline finds which CPUs and NUMA nodes hand kernel objects to each other, \
+applies a fix in private network namespaces and decides whether it removed the contention. \
+It also exports the counters to Prometheus as a systemd service (not started on install).")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "prometheus")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+# Install with DESTDIR and the real prefix, so install_config.cmake sees /usr.
+set(CPACK_SET_DESTDIR ON)
+set(CPACK_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    ${CMAKE_SOURCE_DIR}/dist/debian/conffiles ${CMAKE_SOURCE_DIR}/dist/debian/postinst
+    ${CMAKE_SOURCE_DIR}/dist/debian/prerm ${CMAKE_SOURCE_DIR}/dist/debian/postrm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+include(CPack)

@@ -1,0 +1,117 @@
+// `hotline help [COMMAND...]`, the examples at the end of each --help, and the
+// usage errors: an unknown subcommand is named with the closest known one, and
+// every refused command line exits kExitUsage.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "hotline/verdict.hpp"
+
+namespace hotline::cli {
+
+namespace {
+
+std::vector<CLI::App*> subcommands_of(CLI::App& app) {
+    return app.get_subcommands([](CLI::App*) { return true; });
+}
+
+std::string subcommand_names(CLI::App& app) {
+    std::string s;
+    for (auto* sub : subcommands_of(app))
+        if (!sub->get_group().empty()) s += (s.empty() ? "" : ", ") + sub->get_name();  // not the hidden ones
+    return s;
+}
+
+CLI::App* find_subcommand(CLI::App& app, const std::string& name) {
+    for (auto* sub : subcommands_of(app))
+        if (sub->get_name() == name) return sub;
+    return nullptr;
+}
+
+// "hotline fixes show": the words that select `app`.
+std::string command_path(const CLI::App& app) {
+    std::string path = app.get_name();
+    for (auto* p = app.get_parent(); p; p = p->get_parent()) path = p->get_name() + " " + path;
+    return path;
+}
+
+int unknown_subcommand(CLI::App& app, const std::string& word) {
+    std::string kind = app.get_parent() ? fmt::format("{} command", command_path(app)) : "command";
+    fmt::print(stderr, "hotline: {}\nRun `{}` for the commands.\n", unknown_name_message(kind, word, subcommand_names(app)),
+               app.get_parent() ? "hotline help " + command_path(app).substr(std::string("hotline ").size()) : "hotline help");
+    return kExitUsage;
+}
+
+// True when `arg` is an option of `app` that takes a value in the next word.
+bool takes_next_word(CLI::App& app, const std::string& arg) {
+    if (arg.find('=') != std::string::npos) return false;
+    const CLI::Option* opt = app.get_option_no_throw(arg);
+    return opt && opt->get_type_size_max() > 0;
+}
+
+}  // namespace
+
+std::string examples(std::initializer_list<const char*> lines) {
+    std::string s = "\nExamples:\n";
+    for (auto* l : lines) s += fmt::format("  {}\n", l);
+    return s;
+}
+
+std::string exit_status_help() {
+    return fmt::format(
+        "\nExit status:\n"
+        "  {:<3} success; validate, diff: PASS\n"
+        "  {:<3} runtime error; validate, diff: FAIL\n"
+        "  {:<3} validate, diff: INCONCLUSIVE\n"
+        "  {:<3} probe, record: no target can be observed; fixes apply, validate, diff: NOT-APPLICABLE\n"
+        "  {:<3} cost --strict: over budget; validate, diff: an error that prevents a verdict\n"
+        "  {:<3} bad usage: unknown command, option, target, fix or scenario; bad value or configuration\n",
+        kExitOk, kExitError, exit_code(Verdict::kInconclusive), kExitNothingObservable, kExitBudget, kExitUsage);
+}
+
+std::optional<int> check_subcommand_words(CLI::App& app, int argc, char** argv) {
+    CLI::App* cur = &app;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "--") break;
+        if (arg.size() > 1 && arg[0] == '-') {
+            if (takes_next_word(*cur, arg)) ++i;
+            continue;
+        }
+        if (subcommands_of(*cur).empty()) break;  // from here on, positionals
+        CLI::App* sub = find_subcommand(*cur, arg);
+        if (!sub) return unknown_subcommand(*cur, arg);
+        cur = sub;
+        if (sub->get_name() == "help") break;  // its words are checked when it runs
+    }
+    return std::nullopt;
+}
+
+void add_help_command(CLI::App& app, HelpArgs& h) {
+    h.help = app.add_subcommand("help", "Show the help of hotline or of one of its commands");
+    h.help->add_option("command", h.words, "The command, e.g. `fixes show`");
+    h.help->footer(examples({"hotline help", "hotline help validate", "hotline help fixes show"}));
+}
+
+int run_help(CLI::App& app, const HelpArgs& h) {
+    CLI::App* cur = &app;
+    for (auto& w : h.words) {
+        CLI::App* sub = find_subcommand(*cur, w);
+        if (!sub) return unknown_subcommand(*cur, w);
+        cur = sub;
+    }
+    // The same text as `hotline COMMAND --help`, whose usage line names the parents.
+    // (App::help() would answer for the selected subcommand, `help` itself.)
+    std::cout << cur->get_formatter()->make_help(cur, command_path(*cur), CLI::AppFormatMode::Normal);
+    return kExitOk;
+}
+
+int usage_error(CLI::App& app, const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    if (rc == 0) return kExitOk;  // --help, --version
+    return kExitUsage;
+}
+
+}  // namespace hotline::cli

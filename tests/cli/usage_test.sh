@@ -1,0 +1,119 @@
+#!/bin/bash
+# The command-line contract that needs no root: exit status 64 (EX_USAGE) for
+# bad usage on every subcommand, "did you mean" for mistyped subcommands and
+# names, `hotline help [COMMAND]`, and the examples at the end of every --help.
+# Every subcommand is found from the binary's own help, so a new one is covered
+# without editing this file.
+# usage: usage_test.sh HOTLINE_BINARY
+set -u
+bin=$1
+usage=64
+failures=0
+checks=0
+
+check() {  # check DESCRIPTION CONDITION...
+    local what=$1
+    shift
+    checks=$((checks + 1))
+    if ! "$@"; then
+        echo "FAIL: $what" >&2
+        failures=$((failures + 1))
+    fi
+}
+
+# run ARGS...: sets rc, out (stdout) and err (stderr).
+run() {
+    local o e
+    o=$(mktemp) e=$(mktemp)
+    "$bin" "$@" >"$o" 2>"$e" </dev/null
+    rc=$?
+    out=$(cat "$o") err=$(cat "$e")
+    rm -f "$o" "$e"
+}
+
+expect_usage() {  # expect_usage ARGS...: exit 64 and a message on stderr
+    run "$@"
+    check "hotline $* exits $usage (got $rc: $err)" test "$rc" = "$usage"
+    check "hotline $* says why on stderr" test -n "$err"
+}
+
+expect_in() {  # expect_in WHAT TEXT NEEDLE
+    case $2 in *"$3"*) checks=$((checks + 1)) ;; *) echo "FAIL: $1: no \"$3\" in: $2" >&2; failures=$((failures + 1)) ;; esac
+}
+
+# The subcommands of PATH... as listed by `hotline PATH... --help`.
+subcommands_of() {
+    "$bin" "$@" --help 2>/dev/null | awk '/^Subcommands:/ {s=1; next} s && /^  [a-z]/ {print $1} s && /^$/ {s=0}'
+}
+
+all_paths() {
+    local top sub
+    for top in $(subcommands_of); do
+        echo "$top"
+        for sub in $(subcommands_of "$top"); do echo "$top $sub"; done
+    done
+}
+
+mapfile -t paths < <(all_paths)
+check "the help lists the subcommands (found ${#paths[@]})" test "${#paths[@]}" -ge 10
+
+# No subcommand, a mistyped one, and an unknown option anywhere.
+expect_usage
+expect_usage prob
+expect_in "did you mean for prob" "$err" 'did you mean "probe"'
+expect_usage validat --fix numa-local
+expect_in "did you mean for validat" "$err" 'did you mean "validate"'
+expect_usage fixes shwo numa-local
+expect_in "did you mean for fixes shwo" "$err" 'did you mean "show"'
+expect_usage scenario rnu tcp-crr
+expect_in "did you mean for scenario rnu" "$err" 'did you mean "run"'
+expect_usage help prob
+expect_in "did you mean for help prob" "$err" 'did you mean "probe"'
+for p in "${paths[@]}"; do
+    # shellcheck disable=SC2086
+    expect_usage $p --no-such-option
+done
+
+# Unknown names: targets, fixes, scenarios, with the closest name suggested.
+expect_usage probe -t dst_relase
+expect_in "did you mean for a target" "$err" 'did you mean "dst_release"'
+expect_usage record -t nosuchtarget -d 1s
+expect_usage record --scenario tcp-cr -d 1s
+expect_in "did you mean for a scenario" "$err" 'did you mean "tcp-crr"'
+expect_usage cost -t nosuchtarget
+expect_usage scenario run tcp-cr
+expect_usage fixes show numa-locl
+expect_in "did you mean for a fix" "$err" 'did you mean "numa-local"'
+expect_usage fixes apply nosuchfix
+expect_usage validate --fix numa-locl
+expect_in "did you mean for validate --fix" "$err" 'did you mean "numa-local"'
+expect_usage validate --fix numa-local --scenario tcp-cr
+expect_usage validate --fix numa-local -t nosuchtarget
+expect_usage validate --fix numa-local -d nonsense
+expect_usage validate
+expect_usage diff a.json b.json --expect nosuchfix
+expect_usage serve -c /nonexistent/serve.toml --check-config
+expect_usage probe --mechanism nosuch
+
+# --help and `hotline help PATH`: the same text, ending in examples of that command.
+for p in "${paths[@]}"; do
+    # shellcheck disable=SC2086
+    run $p --help
+    check "hotline $p --help exits 0" test "$rc" = 0
+    help_text=$out
+    expect_in "hotline $p --help" "$help_text" "Examples:"
+    n=$(printf '%s\n' "$help_text" | sed -n '/^Examples:/,$p' | grep -c "^  hotline $p\b")
+    check "hotline $p --help has 2 or 3 examples of itself (has $n)" test "$n" -ge 2 -a "$n" -le 3
+    # shellcheck disable=SC2086
+    run help $p
+    check "hotline help $p exits 0" test "$rc" = 0
+    check "hotline help $p is hotline $p --help" test "$out" = "$help_text"
+done
+run help
+check "hotline help exits 0" test "$rc" = 0
+expect_in "hotline help" "$out" "Subcommands:"
+run --version
+check "hotline --version exits 0" test "$rc" = 0
+
+echo "$((checks - failures)) passed, $failures failed"
+test "$failures" = 0
