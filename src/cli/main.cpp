@@ -23,8 +23,9 @@ CLI::App* add_probe_command(CLI::App& app, ProbeArgs& probe) {
     return p;
 }
 
-CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
-    auto* r = app.add_subcommand("record", "Trace the targets and print per-node rates every interval");
+}  // namespace
+
+void add_record_options(CLI::App* r, RecordArgs& rec) {
     r->add_option("-d,--duration", rec.duration, "How long to record (e.g. 10s, 2m); default: until Ctrl-C or the command exits");
     r->add_option("-i,--interval", rec.interval, fmt::format("Print interval (default {})", rec.interval));
     r->add_option("-t,--targets", rec.targets, "Targets (comma list); default: all built-in")->delimiter(',');
@@ -46,6 +47,15 @@ CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
     r->add_flag("--no-workq", rec.no_workq, "Do not attach the queue_work_on attribution programs");
     r->add_option("--scenario", rec.scenario.name, "Run this scenario while recording (see `hotline scenario list`)");
     add_scenario_options(r, rec.scenario, false);
+}
+
+namespace {
+
+CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
+    auto* r = app.add_subcommand("record", "Trace the targets and print per-node rates every interval");
+    add_record_options(r, rec);
+    r->add_flag("--no-findings", rec.no_findings,
+                fmt::format("Do not end with the top {} findings (`hotline diagnose` gives them all)", kRecordFindings));
     r->add_option("command", rec.command, "Command to run while recording (after --)");
     r->positionals_at_end();
     return r;
@@ -116,6 +126,7 @@ int main(int argc, char** argv) {
     hotline::daemon::ServeArgs serve;
     FixesCli fixes;
     ValidateCli validate;
+    DiagnoseCli diagnose;
     auto* p = add_probe_command(app, probe);
     auto* r = add_record_command(app, rec);
     auto* c = add_cost_command(app, cost);
@@ -123,6 +134,7 @@ int main(int argc, char** argv) {
     auto* sv = add_serve_command(app, serve);
     add_fixes_commands(app, fixes);
     add_validate_commands(app, validate);
+    add_diagnose_command(app, diagnose);
 
     try {
         app.parse(argc, argv);
@@ -138,5 +150,6 @@ int main(int argc, char** argv) {
     if (*sv) return hotline::daemon::run_serve(serve);
     if (fixes.selected()) return run_fixes(fixes);
     if (validate.selected()) return run_validate_cli(validate);
+    if (*diagnose.diagnose) return run_diagnose(diagnose);
     return kExitUsage;
 }
