@@ -73,6 +73,10 @@ std::string why_unmeasured(const std::string& metric, const DiagnoseInput& in) {
         const TargetPlan* t = in.plan.find(m->subject);
         if (!t) return why + ": " + m->subject + " was not watched in this recording";
         if (!t->observable()) return why + ": " + m->subject + " unavailable: " + t->unavailable_reason;
+        auto tracked = in.metrics.find("handoff." + m->subject + ".tracked_per_s");
+        if (tracked != in.metrics.end() && tracked->second == 0 && metric.rfind("handoff.", 0) == 0)
+            return fmt::format("{}: no hit of {} went through handoff tracking ({}, {}): no object moved to judge", why,
+                               m->subject, to_string(t->mechanism), to_string(t->fidelity));
         return fmt::format("{}: {} was observed by {} ({}), which does not give it", why, m->subject,
                            to_string(t->mechanism), to_string(t->fidelity));
     }

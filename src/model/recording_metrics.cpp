@@ -10,7 +10,7 @@ namespace hotline {
 
 namespace {
 
-void add_handoff_metrics(TrialMetrics& m, const TargetCounters& t, double ops) {
+void add_handoff_metrics(TrialMetrics& m, const TargetCounters& t, double ops, double seconds) {
     const HandoffCounters& h = t.handoffs;
     double node = double(h.total(h.cross_node));
     double cpu = double(h.total(h.cross_cpu)) + node;
@@ -21,7 +21,9 @@ void add_handoff_metrics(TrialMetrics& m, const TargetCounters& t, double ops) {
         m["handoff." + t.target + ".cross_node_per_op"] = node * scale / ops;
         m["handoff." + t.target + ".cross_cpu_per_op"] = cpu * scale / ops;
     }
-    if (double tracked = double(h.total(h.tracked)); tracked > 0) {
+    const double tracked = double(h.total(h.tracked));
+    if (seconds > 0) m["handoff." + t.target + ".tracked_per_s"] = tracked / seconds;
+    if (tracked > 0) {
         m["handoff." + t.target + ".cross_node_share"] = node / tracked;
         m["handoff." + t.target + ".cross_cpu_share"] = cpu / tracked;
     }
@@ -64,7 +66,7 @@ TrialMetrics trial_metrics(const Interval& iv, const ScenarioNumbers& s) {
         }
         if (t.has_latency && t.lat_count > 0)
             m["latency." + t.target + ".mean_ns"] = double(t.lat_sum_ns) / double(t.lat_count);
-        if (t.has_handoffs) add_handoff_metrics(m, t, s.ops);
+        if (t.has_handoffs) add_handoff_metrics(m, t, s.ops, secs);
     }
     if (iv.d.has_workq) add_workq_metrics(m, iv.d.workq, secs);
     return m;

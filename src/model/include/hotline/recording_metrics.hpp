@@ -71,6 +71,7 @@ inline constexpr MetricName kMetricNames[] = {
     {"handoff.<target>.cross_node_per_op", "handoffs to a CPU of another node per operation", ""},
     {"handoff.<target>.cross_cpu_per_op", "handoffs to any other CPU per operation", ""},
     {"handoff.<target>.cross_node_share", "share of tracked hits whose object came from another node", "0..1"},
+    {"handoff.<target>.tracked_per_s", "hits that went through handoff tracking per second", "1/s"},
     {"handoff.<target>.cross_cpu_share", "share of tracked hits whose object came from another CPU", "0..1"},
     {"work.<func>.queued_per_irq", "work items with this function queued per hard interrupt", ""},
     {"work.queued_per_s", "work items queued per second", "1/s"},
