@@ -172,6 +172,13 @@ std::vector<std::string> refused_mechanisms(const DiagnoseInput& in) {
     return out;
 }
 
+// With nothing found, the rates that say how busy the recording was.
+void add_activity(std::vector<std::string>& quiet, const TrialMetrics& m) {
+    for (auto& [name, v] : m)
+        if (name.ends_with("per_s") || name.ends_with("_per_op"))
+            quiet.push_back(fmt::format("measured: {} = {:.4g}", name, v));
+}
+
 }  // namespace
 
 Diagnosis diagnose(const RuleSet& rules, const FixCatalog& cat, const DiagnoseInput& in) {
@@ -193,6 +200,7 @@ Diagnosis diagnose(const RuleSet& rules, const FixCatalog& cat, const DiagnoseIn
             d.unjudged.push_back({r.name, j.first_unmeasured});
         }
     }
+    if (d.findings.empty()) add_activity(d.quiet, in.metrics);
     std::stable_sort(d.findings.begin(), d.findings.end(),
                      [](const Finding& a, const Finding& b) { return a.score > b.score; });
     return d;

@@ -2,7 +2,9 @@
 // then; rule files fail with FILE:LINE; and recordings from the guests and this
 // host prescribe what they should (tests/fixtures/diagnose/README.md says how
 // they were made).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -205,8 +207,9 @@ TEST(DiagnoseFixtures, Guest61CrossNodeChurnPrescribesNumaLocalAndTheUpgrade) {
     EXPECT_EQ(d.findings.front().rule, "dst-cross-node-handoffs");
     for (auto& f : d.findings)
         for (auto& a : f.fixes) {
-            if (a.fix == "numa-local")
+            if (a.fix == "numa-local") {
                 EXPECT_EQ(a.confirm, "hotline validate --fix numa-local --scenario tcp-crr --targets dst_release");
+            }
             if (a.fix == "dst-refcnt-false-sharing") {
                 EXPECT_EQ(a.status, FixStatus::kKernelFixAbsent);
                 EXPECT_EQ(a.confirm_steps.back(), "hotline diff without.json with.json --expect dst-refcnt-false-sharing");
