@@ -31,6 +31,8 @@ TEST(HostDiagnose, NamesRefusedMechanismsAndMakesNoUnsupportedFinding) {
             EXPECT_NE(e["mechanism"], "unavailable") << f.dump();
         }
         for (auto& a : f["fixes"])
-            if (a["fix"] == "numa-local") EXPECT_FALSE(a["prescribed"].get<bool>()) << "one node: " << f.dump();
+            if (a["fix"] == "numa-local") {
+                EXPECT_FALSE(a["prescribed"].get<bool>()) << "one node: " << f.dump();
+            }
     }
 }
