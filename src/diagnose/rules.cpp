@@ -100,7 +100,10 @@ void parse_texts(TomlErrors& errs, const TomlValue& t, RuleDef& r) {
             errs.add(t.line, fmt::format("[[rule]] needs \"{}\"", key));
             continue;
         }
-        if (auto s = errs.string(*v, fmt::format("\"{}\"", key))) *into = trim(*s);
+        if (auto s = errs.string(*v, fmt::format("\"{}\"", key))) {
+            *into = trim(*s);
+            std::replace(into->begin(), into->end(), '\n', ' ');  // TOML multi-line text is one paragraph
+        }
     }
     if (const TomlValue* v = t.get("scenario"))
         if (auto s = errs.string(*v, "\"scenario\"")) r.scenario = *s;
