@@ -804,7 +804,7 @@ void check_diagnose_numa_local(Checks& c, const fs::path& dir) {
     const json* h = criterion_on(*doc, "handoff.dst_release.cross_node_per_op");
     c.expect(h && h->value("verdict", "") == "PASS", "its handoff.dst_release.cross_node_per_op criterion: PASS",
              h ? h->value("verdict", "?") + ": " + h->value("reason", "") : "not judged");
-    c.note("overall verdict (not asserted, see validate-numa-local): " + show(at(*doc, {"overall"})));
+    c.note("overall verdict (not asserted, see validate-numa-local): " + show(at(*doc, {"verdict"})));
 }
 
 const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChecks = {
