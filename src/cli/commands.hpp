@@ -99,7 +99,11 @@ struct RecordArgs {
     bool no_workq = false;
     std::vector<std::string> command;
     ScenarioArgs scenario;  // scenario.name empty: none
+    bool no_findings = false;
+    bool summary = true;  // the summary tables (diagnose records without them)
 };
+// Findings `record` ends with, one line each.
+inline constexpr std::size_t kRecordFindings = 3;
 
 struct CostArgs {
     std::string duration = "5s";
@@ -178,7 +182,21 @@ int usage_error(CLI::App& app, const CLI::ParseError& e);
 
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);
-int run_record(const RecordArgs& a);
+// doc_out, when given, receives the recording's document (also without --output).
+int run_record(const RecordArgs& a, nlohmann::json* doc_out = nullptr);
+// record's options, bound on `record` and on `diagnose` (which records live without a file).
+void add_record_options(CLI::App* r, RecordArgs& rec);
+
+// `hotline diagnose` (src/cli/diagnose.cpp).
+struct DiagnoseCli {
+    CLI::App* diagnose = nullptr;
+    std::string recording;  // empty: record live first
+    std::string fixes_dir;
+    bool json = false;
+    RecordArgs record;
+};
+void add_diagnose_command(CLI::App& app, DiagnoseCli& d);
+int run_diagnose(const DiagnoseCli& d);
 int run_scenario_list(bool json);
 int run_scenario_run(const ScenarioArgs& a);
 

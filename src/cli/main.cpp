@@ -25,15 +25,13 @@ CLI::App* add_probe_command(CLI::App& app, ProbeArgs& probe) {
     return p;
 }
 
-CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
-    auto* r = app.add_subcommand("record", "Trace the targets and print per-node rates every interval");
+}  // namespace
+
+void add_record_options(CLI::App* r, RecordArgs& rec) {
     r->add_option("-d,--duration", rec.duration, "How long to record (e.g. 10s, 2m); default: until Ctrl-C or the command exits");
     r->add_option("-i,--interval", rec.interval, fmt::format("Print interval (default {})", rec.interval));
     r->add_option("-t,--targets", rec.targets, "Targets (comma list); default: all built-in")->delimiter(',');
     r->add_flag("--per-cpu", rec.per_cpu, "Print a table per CPU instead of per NUMA node");
-    r->add_flag("--json", rec.json, "Print the JSON recording on stdout at the end (the tables go to stderr)");
-    r->add_option("-o,--output", rec.output, "Also write the JSON recording to FILE");
-    r->add_option("--html", rec.html, "Write the recording as a self-contained HTML report to FILE");
     r->add_option("-m,--mechanism", rec.mechanism, kMechanismHelp);
     r->add_option("--workload", rec.workload, "Built-in workload while recording: churn (loopback connect/write/close per CPU), churn-split (each connection served on the next CPU), none");
     r->add_option("--workload-cpus", rec.workload_cpus, "CPUs for the built-in workload (default: all)");
@@ -50,6 +48,18 @@ CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
     r->add_flag("--no-workq", rec.no_workq, "Do not attach the queue_work_on attribution programs");
     r->add_option("--scenario", rec.scenario.name, "Run this scenario while recording (see `hotline scenario list`)");
     add_scenario_options(r, rec.scenario, false);
+}
+
+namespace {
+
+CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
+    auto* r = app.add_subcommand("record", "Trace the targets and print per-node rates every interval");
+    add_record_options(r, rec);
+    r->add_flag("--json", rec.json, "Print the JSON recording on stdout at the end (the tables go to stderr)");
+    r->add_option("-o,--output", rec.output, "Also write the JSON recording to FILE");
+    r->add_option("--html", rec.html, "Write the recording as a self-contained HTML report to FILE");
+    r->add_flag("--no-findings", rec.no_findings,
+                fmt::format("Do not end with the top {} findings (`hotline diagnose` gives them all)", kRecordFindings));
     r->add_option("command", rec.command, "Command to run while recording (after --)");
     r->positionals_at_end();
     r->footer(examples({"hotline record -d 10s --workload churn", "hotline record --scenario tcp-crr -d 10s -o rec.json",
@@ -142,6 +152,7 @@ int main(int argc, char** argv) {
     VmCli vm;
     HelpArgs help;
     CompleteArgs complete;
+    DiagnoseCli diagnose;
     auto* p = add_probe_command(app, probe);
     auto* r = add_record_command(app, rec);
     auto* c = add_cost_command(app, cost);
@@ -153,6 +164,7 @@ int main(int argc, char** argv) {
     add_vm_commands(app, vm);
     add_help_command(app, help);
     add_complete_command(app, complete);
+    add_diagnose_command(app, diagnose);
 
     if (auto rc = check_subcommand_words(app, argc, argv)) return *rc;
     try {
@@ -172,5 +184,6 @@ int main(int argc, char** argv) {
     if (validate.selected()) return run_validate_cli(validate);
     if (*report.app) return run_report(report);
     if (vm.selected()) return run_vm_cli(vm);
+    if (*diagnose.diagnose) return run_diagnose(diagnose);
     return kExitUsage;
 }

@@ -8,6 +8,8 @@
 
 #include "commands.hpp"
 #include "hotline/html_report.hpp"
+#include "hotline/diagnose.hpp"
+#include "hotline/finding_output.hpp"
 #include "hotline/output.hpp"
 #include "hotline/scenario.hpp"
 #include "hotline/session.hpp"
@@ -34,9 +36,12 @@ std::string clock_label() {
 // the scenario's live count at its ends (`interval_ops`, one per interval) when
 // the scenario has one; otherwise, and for CPU time always, the scenario's totals
 // are spread over the intervals by their length.
+//
+// And what `hotline diagnose` reads: the whole run's metrics, with the churn's
+// connections as its operations when it ran one.
 void record_diff_analysis(RecordingWriter& rec, const Session& session, const std::vector<Interval>& ivs,
                           const ScenarioNumbers& whole, const std::vector<std::uint64_t>& interval_ops,
-                          double nominal_s) {
+                          double nominal_s, const Interval& whole_iv, const ScenarioNumbers& whole_ops) {
     const SessionInfo& info = session.info();
     nlohmann::json an = rec.doc().contains("analysis") ? rec.doc()["analysis"] : nlohmann::json::object();
     std::optional<KernelBtf> btf;
@@ -50,6 +55,7 @@ void record_diff_analysis(RecordingWriter& rec, const Session& session, const st
     if (auto t = read_topology(); t) nodes = int(t->nodes.size());
     LiveKernelFacts facts(KnobRoots{}, btf ? &*btf : nullptr, ks, nodes);
     if (auto cat = FixCatalog::builtin(); cat) an["diff"] = diff_facts(*cat, facts, info.layouts);
+    an["diagnosis"] = live_diagnosis_analysis(facts, whole_iv, whole_ops, info.layouts);
     double total_s = 0;
     for (auto& iv : ivs) total_s += iv.seconds();
     const bool live = !interval_ops.empty() && interval_ops.size() == ivs.size();
@@ -362,22 +368,39 @@ Status Recording::finish(const std::vector<int>& wl_cpus) {
         child_->signal(SIGTERM);
         exit_status_ = child_->wait();
     }
-    ScenarioNumbers numbers;
+    ScenarioNumbers numbers, whole_ops;
+    if (churn_) {
+        whole_ops.ops = double(churn_->connections());
+        whole_ops.seconds = whole().seconds();
+    }
     if (scen_) {
         auto res = scen_->stop();
         if (!res) return res.error();
         render_scenario_text(std::cerr, *res);
         rec_.set("scenario", to_json(*res));
         if (res->command_status) exit_status_ = *res->command_status;
-        numbers = scenario_numbers(*res);
+        numbers = whole_ops = scenario_numbers(*res);
     }
-    record_diff_analysis(rec_, session_, intervals_, numbers, interval_ops_, s_.interval);
+    record_diff_analysis(rec_, session_, intervals_, numbers, interval_ops_, s_.interval, whole(), whole_ops);
     return ok_status();
+}
+
+// The top findings of the recording just made, one line each.
+void print_findings(const nlohmann::json& doc) {
+    auto cat = FixCatalog::builtin();
+    auto rules = cat ? RuleSet::builtin(*cat) : Result<RuleSet>(cat.error());
+    auto in = input_from_recording(doc, "this recording");
+    if (!rules || !in) {
+        fmt::print(stderr, "hotline: findings: {}\n", (!rules ? rules.error() : in.error()).message());
+        return;
+    }
+    std::cout << "\n";
+    render_findings_brief(std::cout, diagnose(*rules, *cat, *in), kRecordFindings);
 }
 
 }  // namespace
 
-int run_record(const RecordArgs& a) {
+int run_record(const RecordArgs& a, nlohmann::json* doc_out) {
     auto setup = check_args(a);
     if (!setup) return fail(setup.error(), kExitUsage);
     auto topo = read_topology();
@@ -407,9 +430,11 @@ int run_record(const RecordArgs& a) {
     if (st) st = run.finish(*wl_cpus);
     if (!st) return fail(st.error(), kExitError);
     Interval whole = run.whole();
-    print_summary(whole, run.stop_reason(), a, *topo, info);
+    if (a.summary) print_summary(whole, run.stop_reason(), a, *topo, info);
     rec.finish(whole, run.exit_status(), a.command);
     if (a.json) std::cout << rec.doc().dump(1) << "\n";
+    else if (!a.no_findings) print_findings(rec.doc());
+    if (doc_out) *doc_out = rec.doc();
     if (!a.output.empty()) {
         if (auto w = write_file_atomic(a.output, rec.doc().dump(1) + "\n"); !w) return fail(w.error(), kExitError);
         fmt::print(stderr, "hotline: recording written to {}\n", a.output);

@@ -14,10 +14,12 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "http_server.hpp"
+#include "hotline/diagnose.hpp"
 #include "hotline/exit_codes.hpp"
 #include "hotline/log.hpp"
 #include "hotline/output.hpp"
@@ -198,14 +200,58 @@ struct RunStats {
     RunStats& operator=(const RunStats&) = delete;
 };
 
+// The rules judged on each scrape's window.  BTF is read once for the fixes'
+// applicability and the layouts, then released.
+std::optional<LiveDiagnosis> open_diagnosis(const KernelInfo& k, const Topology& topo, const Attachment& att) {
+    std::optional<KernelBtf> btf;
+    if (auto b = KernelBtf::load(); b) btf.emplace(std::move(*b));
+    LiveKernelFacts facts(KnobRoots{}, btf ? &*btf : nullptr, nullptr, int(topo.nodes.size()));
+    std::vector<LineLayout> layouts;
+    for (const auto& s : att.sessions)
+        for (const auto& l : s->info().layouts) layouts.push_back(l);
+    auto d = LiveDiagnosis::open(facts, att.plan, std::move(layouts), k.release);
+    if (!d) {
+        say("hotline_finding is not exported: {}", d.error().message());
+        return std::nullopt;
+    }
+    return std::move(*d);
+}
+
+// Findings over the window since the previous judgement; a scrape sooner than
+// kMinWindowS after it reuses it (a rate over a few milliseconds says nothing).
+class FindingWindow {
+public:
+    explicit FindingWindow(std::optional<LiveDiagnosis> d) : diag_(std::move(d)) {}
+    std::vector<Finding> judge(const Snapshot& now) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!diag_) return {};
+        if (!started_) prev_ = now, started_ = true;
+        if (now.t - prev_.t >= kMinWindowS) {
+            last_ = diag_->judge(delta(prev_, now)).findings;
+            prev_ = now;
+        }
+        return last_;
+    }
+
+private:
+    static constexpr double kMinWindowS = 1.0;
+    std::mutex mu_;
+    std::optional<LiveDiagnosis> diag_;
+    bool started_ = false;
+    Snapshot prev_;
+    std::vector<Finding> last_;
+};
+
 // What /metrics renders from besides the counters.
 struct Exporter {
-    Exporter(const Attachment& a, const PromOptions& o) : att(a), opts(o) {}
+    Exporter(const Attachment& a, const PromOptions& o, std::optional<LiveDiagnosis> d)
+        : att(a), opts(o), findings(std::move(d)) {}
     const Attachment& att;
     ExporterInfo info;
     PromOptions opts;
     HttpRejections rejections;
     std::atomic<std::uint64_t> read_errors{0}, series_dropped{0};
+    FindingWindow findings;
 
     std::pair<std::string, std::string> metrics(const std::string& accept) {
         PromOptions o = opts;
@@ -216,6 +262,7 @@ struct Exporter {
         c.read_errors = read_errors.load();
         c.http_rejected = rejections.snapshot();
         if (auto ps = read_process_stats()) c.process = *ps;
+        c.findings = findings.judge(snap);
         std::ostringstream os;
         PromStats st = render_prometheus(os, snap, info, c, o);
         series_dropped += st.dropped;
@@ -331,7 +378,8 @@ std::optional<Attachment> attach_all(const ServeConfig& cfg, const KernelInfo& k
 int serve(const ServeConfig& cfg, const TlsContext& tls, const KernelInfo& k, const Topology& topo,
           const Attachment& att, std::size_t attached, ShutdownSignals& signals) {
     RunStats run_stats;
-    Exporter ex(att, cfg.metrics);
+    Exporter ex(att, cfg.metrics, open_diagnosis(k, topo, att));
+    malloc_trim(0);
     ex.info.run_stats = run_stats.on;
     ex.info.version = HOTLINE_VERSION;
     ex.info.kernel = k;

@@ -489,7 +489,10 @@ Result<FixDef> Parser::parse_fix(const TomlValue& t) const {
 std::vector<FixDef> Parser::run(const TomlValue& doc) {
     std::vector<FixDef> out;
     for (const auto& m : doc.members)
-        if (m.key != "fix") errs_.add(m.line, fmt::format("unknown top-level key \"{}\"", m.key), "fixes are [[fix]] tables");
+        // [[rule]] tables are finding rules, read by the diagnosis layer from the same files.
+        if (m.key != "fix" && m.key != "rule")
+            errs_.add(m.line, fmt::format("unknown top-level key \"{}\"", m.key),
+                      "fixes are [[fix]] tables, finding rules [[rule]] tables");
     const TomlValue* fixes = doc.get("fix");
     if (!fixes) return out;
     if (!fixes->is_array_of_tables()) {

@@ -419,6 +419,20 @@ void render_http_rejected(Scrape& c) {
 }
 
 // Written after every capped family, so it includes this render's drops.
+// One series per finding and prescribed fix (fix="" when none applies here).
+void render_findings(Scrape& c) {
+    for (const auto& f : c.counters.findings) {
+        bool any = false;
+        for (const auto& a : f.fixes)
+            if (a.prescribed()) {
+                c.x.sample({{"rule", f.rule}, {"fix", a.fix}, {"severity", std::string(to_string(f.severity))}},
+                           std::uint64_t(1));
+                any = true;
+            }
+        if (!any) c.x.sample({{"rule", f.rule}, {"fix", ""}, {"severity", std::string(to_string(f.severity))}}, std::uint64_t(1));
+    }
+}
+
 void render_series_dropped(Scrape& c) { c.x.sample({}, c.counters.series_dropped + c.x.dropped()); }
 
 template <auto Member>
@@ -491,6 +505,11 @@ constexpr FamilyEntry kFamilies[] = {
                         "as new).",
                 .labels = "target, reason"},
      .render = render_drops},
+    {.family = {.name = "hotline_finding", .type = kGauge,
+                .help = "1 while a diagnosis rule holds over the window since the previous scrape, per fix it "
+                        "prescribes here (`hotline diagnose` explains it; fix is empty when none applies).",
+                .labels = "rule, fix, severity"},
+     .render = render_findings},
     {.family = {.name = "hotline_read_errors", .type = kCounter,
                 .help = "Scrapes where reading a session's counters failed."},
      .render = render_read_errors},

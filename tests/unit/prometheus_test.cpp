@@ -569,3 +569,30 @@ TEST(Dist, ServiceUnitKeepsItsPromises) {
     auto cfg = load_serve_config(kDist + "/serve.toml");
     EXPECT_TRUE(cfg.ok()) << cfg.error().message();
 }
+
+// Active findings: one series per prescribed fix, fix="" when none applies here.
+TEST(Prometheus, FindingGaugeNamesRuleAndPrescribedFix) {
+    ExporterCounters c;
+    Finding f;
+    f.rule = "dst-cross-node-handoffs";
+    f.severity = Severity::kHigh;
+    FixAdvice applies, absent;
+    applies.fix = "numa-local";
+    applies.status = FixStatus::kApplies;
+    absent.fix = "tcp-low-latency";
+    absent.status = FixStatus::kNotApplicable;
+    f.fixes = {applies, absent};
+    Finding bare;
+    bare.rule = "remote-work-queueing";
+    bare.severity = Severity::kLow;
+    c.findings = {f, bare};
+    std::string out = render(Snapshot{}, PromOptions{}, nullptr, c);
+    EXPECT_NE(out.find("# TYPE hotline_finding gauge"), std::string::npos) << out;
+    EXPECT_NE(out.find("hotline_finding{rule=\"dst-cross-node-handoffs\",fix=\"numa-local\",severity=\"high\"} 1"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(out.find("fix=\"tcp-low-latency\""), std::string::npos) << out;
+    EXPECT_NE(out.find("hotline_finding{rule=\"remote-work-queueing\",fix=\"\",severity=\"low\"} 1"), std::string::npos)
+        << out;
+    EXPECT_EQ(render(Snapshot{}, PromOptions{}).find("hotline_finding{"), std::string::npos);
+}

@@ -954,8 +954,36 @@ void check_func_arg(Checks& c, const fs::path& dir) {
     }
 }
 
+// `hotline diagnose` live under cross-node churn names numa-local, prints the
+// command that confirms it, and that command (TCG-sized) passes its handoff criterion.
+void check_diagnose_numa_local(Checks& c, const fs::path& dir) {
+    GuestResult r = load_result(dir, "diagnose-numa-local");
+    if (!r.transfer_errors.empty()) c.fail("files arrived intact (seen: " + r.transfer_errors + ")");
+    if (!r.rc) {
+        c.fail("guest reported test diagnose-numa-local (seen: no HLVM-RESULT; the guest died or timed out first)");
+        return;
+    }
+    std::string text = slurp(r.files / "diagnose.txt").value_or("");
+    c.expect(text.find("dst-cross-node-handoffs") != std::string::npos &&
+                 text.find("numa-local (runtime): applies here") != std::string::npos,
+             "diagnose names dst-cross-node-handoffs and numa-local, applicable here",
+             text.empty() ? "no diagnose.txt" : text.substr(0, std::min<std::size_t>(text.size(), 400)));
+    std::string cmd = trim(slurp(r.files / "confirm.txt").value_or(""));
+    c.expect(cmd.rfind("hotline validate --fix numa-local --scenario tcp-crr", 0) == 0,
+             "diagnose printed the validate command for numa-local", cmd.empty() ? "none" : cmd);
+    c.expect(*r.rc >= 0 && *r.rc <= 2, "the printed command reached a verdict (exit 0, 1 or 2)",
+             fmt::format("exit status {} after {} s", *r.rc, r.secs));
+    auto doc = load_json(c, r, "verdict.json");
+    if (!doc) return;
+    const json* h = criterion_on(*doc, "handoff.dst_release.cross_node_per_op");
+    c.expect(h && h->value("verdict", "") == "PASS", "its handoff.dst_release.cross_node_per_op criterion: PASS",
+             h ? h->value("verdict", "?") + ": " + h->value("reason", "") : "not judged");
+    c.note("overall verdict (not asserted, see validate-numa-local): " + show(at(*doc, {"verdict"})));
+}
+
 const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChecks = {
     {"validate-numa-local", check_validate_numa_local},
+    {"diagnose-numa-local", check_diagnose_numa_local},
     {"record-tcp-crr", check_record_tcp_crr},
     {"diff-dst-refcnt-false-sharing", check_diff},
     {"handoff-cross", [](Checks& c, const fs::path& d) { check_handoffs(c, d, true); }},

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hotline/finding.hpp"
 #include "hotline/kernel.hpp"
 #include "hotline/metrics.hpp"
 #include "hotline/plan.hpp"
@@ -53,6 +54,7 @@ struct ExporterCounters {
     std::uint64_t read_errors = 0;
     std::map<std::string, std::uint64_t> http_rejected;  // fixed reasons, never request text
     std::optional<ProcessStats> process;
+    std::vector<Finding> findings;  // active over the window since the previous scrape
 };
 
 struct PromOptions {

@@ -16,34 +16,11 @@
 
 #include "hotline/layout.hpp"
 #include "hotline/metrics.hpp"
+#include "hotline/recording_metrics.hpp"
 #include "hotline/stats.hpp"
 #include "hotline/verdict.hpp"
 
 namespace hotline {
-
-// What a scenario run reports for one trial, in the units the metric names use.
-struct ScenarioNumbers {
-    double ops = 0;          // operations: messages (dst-refcount), connections (tcp-crr), requests (irq-lat)
-    double seconds = 0;      // wall time of the measured part
-    double cpu_seconds = 0;  // CPU time of the scenario's threads (all sides)
-    std::map<std::string, double> extra;  // e.g. latency_p50_us; becomes scenario.<key>
-};
-
-// Builds one trial's metrics from the collector's interval and the scenario's
-// numbers: scenario.ops_per_s, scenario.cpu_us_per_op, scenario.<extra>; per
-// target calls.<t>.per_op (exact mechanisms), proxy.<t>.per_op (partial proxies),
-// share.<t> (sampling), latency.<t>.mean_ns (when timed),
-// handoff.<t>.cross_node_per_op and .cross_cpu_per_op (any other CPU, scaled
-// by the object sampling rate); work.<func>.queued_per_irq from the workqueue
-// attribution.  Names: docs/validate-design.md.
-TrialMetrics trial_metrics(const Interval& iv, const ScenarioNumbers& s);
-
-// Read-mostly fields on the refcount's cache line, the fact the 6.4 dst fix
-// changed: layout.<type>.read_fields_on_refcnt_line (dst_entry: obsolete,
-// lwtstate, rt_genid; __use and lastuse are written with the refcount, so they
-// are true sharing and not counted) and layout.<type>.fields_on_hot_line (all
-// watched fields on the line).
-void add_layout_metrics(TrialMetrics& m, const LineLayout& l);
 
 // Returns a problem description when the options make no sense, else nullopt.
 std::optional<std::string> check_options(const ValidateOptions& o);

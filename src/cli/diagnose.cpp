@@ -1,0 +1,67 @@
+// `hotline diagnose [RECORDING.json]`: the findings of a recording, or of one
+// made now with record's options, each with its fixes and confirming command.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "hotline/diagnose.hpp"
+#include "hotline/finding_output.hpp"
+
+namespace hotline::cli {
+
+void add_diagnose_command(CLI::App& app, DiagnoseCli& d) {
+    d.diagnose = app.add_subcommand(
+        "diagnose", "Name what a recording shows, the catalog fixes for it and the command that confirms each; "
+                    "without RECORDING, record first (record's options)");
+    d.diagnose->add_option("recording", d.recording, "A recording (`hotline record -o FILE`)");
+    d.diagnose->add_option("--fixes", d.fixes_dir, "Also load *.toml fix definitions and [[rule]] tables from DIR");
+    d.diagnose->add_flag("--json", d.json, "Print the findings as JSON (docs/diagnose.md)");
+    add_record_options(d.diagnose, d.record);
+}
+
+namespace {
+
+Result<nlohmann::json> recording_document(const DiagnoseCli& d, int& record_status) {
+    if (!d.recording.empty()) {
+        auto text = read_file(d.recording);
+        if (!text) return text.error();
+        try {
+            return nlohmann::json::parse(*text);
+        } catch (const nlohmann::json::exception& e) {
+            return make_error(d.recording + ": not JSON: " + e.what(), EINVAL, "give a file `hotline record -o` wrote");
+        }
+    }
+    if (d.record.duration.empty() && d.record.scenario.name.empty())
+        return make_error("diagnose without a recording records first and needs --duration (or --scenario)", EINVAL,
+                          "e.g. `hotline diagnose -d 10s --workload churn-split`, or give a recording file");
+    RecordArgs ra = d.record;
+    ra.quiet = true;
+    ra.summary = false;
+    ra.no_findings = true;
+    nlohmann::json doc;
+    record_status = run_record(ra, &doc);
+    if (doc.is_null()) return make_error("the recording failed (see above)", 0);
+    return doc;
+}
+
+}  // namespace
+
+int run_diagnose(const DiagnoseCli& d) {
+    auto cat = load_catalog(d.fixes_dir);
+    if (!cat) return fail(cat.error(), kExitUsage);
+    auto rules = load_rules(*cat, d.fixes_dir);
+    if (!rules) return fail(rules.error(), kExitUsage);
+    int record_status = kExitOk;
+    auto doc = recording_document(d, record_status);
+    if (!doc) return fail(doc.error(), d.recording.empty() ? (record_status ? record_status : kExitUsage) : kExitError);
+    auto in = input_from_recording(*doc, d.recording.empty() ? "live" : d.recording);
+    if (!in) return fail(in.error(), kExitError);
+    Diagnosis diag = diagnose(*rules, *cat, *in);
+    if (d.json) std::cout << to_json(diag).dump(1) << "\n";
+    else render_diagnosis_text(std::cout, diag);
+    return kExitOk;
+}
+
+}  // namespace hotline::cli

@@ -1,0 +1,155 @@
+// Between recordings and the rules: what a recording stores for diagnosis, how
+// it is read back, and the command line that confirms a prescribed fix.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "hotline/diagnose.hpp"
+#include "hotline/fix_output.hpp"
+#include "hotline/recording_metrics.hpp"
+#include "hotline/util.hpp"
+
+namespace hotline {
+
+nlohmann::json diagnosis_analysis(const FixCatalog& cat, const KernelFacts& facts,
+                                  TrialMetrics whole, const std::vector<std::pair<std::string, std::string>>& knobs) {
+    for (auto& [name, value] : knobs) {
+        try {
+            whole["knob." + name] = std::stod(value);
+        } catch (const std::exception&) {
+            // Not a number (a list-valued sysctl): no rule compares it.
+        }
+    }
+    nlohmann::json applicability = nlohmann::json::object();
+    for (auto& f : cat.fixes()) applicability[f.name] = to_json(check_applicability(f, facts));
+    return {{"metrics", whole}, {"applicability", applicability}};
+}
+
+std::vector<std::pair<std::string, std::string>> read_knobs(const std::vector<std::string>& sysctls,
+                                                            const KnobRoots& roots) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (auto& name : sysctls) {
+        auto rel = knob_relpath(KnobKind::kSysctl, name);
+        if (!rel) continue;
+        if (auto text = read_file(roots.proc_sys + "/" + *rel)) out.emplace_back(name, std::string(trim(*text)));
+    }
+    return out;
+}
+
+nlohmann::json live_diagnosis_analysis(const KernelFacts& facts, const Interval& whole, const ScenarioNumbers& ops,
+                                       const std::vector<LineLayout>& layouts, const KnobRoots& roots) {
+    auto cat = FixCatalog::builtin();
+    if (!cat) return {{"error", cat.error().message()}};
+    auto rules = RuleSet::builtin(*cat);
+    if (!rules) return {{"error", rules.error().message()}};
+    TrialMetrics m = trial_metrics(whole, ops);
+    for (auto& l : layouts) add_layout_metrics(m, l);
+    return diagnosis_analysis(*cat, facts, std::move(m), read_knobs(rule_knobs(*rules), roots));
+}
+
+namespace {
+
+TargetPlan target_plan_from_json(const nlohmann::json& j) {
+    TargetPlan t;
+    t.target = j.value("target", "");
+    t.mechanism = parse_mechanism(j.value("mechanism", "")).value_or(Mechanism::kUnavailable);
+    std::string fid = j.value("fidelity", "none");
+    for (Fidelity f : {Fidelity::kExact, Fidelity::kPartial, Fidelity::kSampled, Fidelity::kNone})
+        if (to_string(f) == fid) t.fidelity = f;
+    t.attach = j.value("attach", "");
+    t.unavailable_reason = j.value("reason", "");
+    for (auto& r : j.value("rejected", nlohmann::json::array()))
+        t.rejected.push_back({parse_mechanism(r.value("mechanism", "")).value_or(Mechanism::kUnavailable),
+                              r.value("reason", "")});
+    return t;
+}
+
+}  // namespace
+
+Result<DiagnoseInput> input_from_recording(const nlohmann::json& doc, const std::string& name) {
+    if (!doc.is_object() || doc.value("schema", "") != "hotline.recording")
+        return make_error(name + ": not a hotline recording", EINVAL, "record one with `hotline record -o FILE`");
+    const auto& an = doc.contains("analysis") ? doc["analysis"] : nlohmann::json();
+    if (!an.is_object() || !an.contains("diagnosis"))
+        return make_error(name + ": the recording has no diagnosis analysis (\"analysis.diagnosis\")", EINVAL,
+                          "record it again with this version of `hotline record -o FILE`");
+    DiagnoseInput in;
+    in.recording = name;
+    if (doc.contains("kernel")) in.kernel = doc["kernel"].value("release", "");
+    in.metrics = an["diagnosis"].value("metrics", TrialMetrics{});
+    in.applicability = an["diagnosis"].value("applicability", nlohmann::json::object());
+    for (auto& t : doc.value("plan", nlohmann::json::array())) in.plan.targets.push_back(target_plan_from_json(t));
+    std::string workq = an.value("workqueue_programs", "");
+    if (!workq.empty() && workq.rfind("attached", 0) != 0) in.notes.push_back("queue_work_on attribution: " + workq);
+    return in;
+}
+
+namespace {
+
+// Every watched function the fix's criteria measure: what the confirming run must watch.
+std::vector<std::string> criteria_targets(const FixDef& fix) {
+    std::vector<std::string> out;
+    for (auto& c : fix.criteria)
+        for (auto& metric : c.metrics)
+            if (auto m = match_metric_name(metric); m && m->part == MetricPart::kTarget &&
+                                                    std::find(out.begin(), out.end(), m->subject) == out.end())
+                out.push_back(m->subject);
+    return out;
+}
+
+std::string confirm_scenario(const FixDef& fix, const RuleDef& rule) {
+    if (!rule.scenario.empty() &&
+        std::find(fix.scenarios.begin(), fix.scenarios.end(), rule.scenario) != fix.scenarios.end())
+        return rule.scenario;
+    return fix.scenarios.empty() ? "" : fix.scenarios.front();
+}
+
+}  // namespace
+
+void set_confirmation(FixAdvice& a, const FixDef& fix, const RuleDef& rule) {
+    const std::string scenario = confirm_scenario(fix, rule);
+    const std::string scen = scenario.empty() ? "" : " --scenario " + scenario;
+    if (fix.mode == FixMode::kRuntime) {
+        auto targets = criteria_targets(fix);
+        a.confirm = fmt::format("hotline validate --fix {}{}{}", fix.name, scen,
+                                targets.empty() ? "" : fmt::format(" --targets {}", fmt::join(targets, ",")));
+        return;
+    }
+    a.confirm = fmt::format("hotline ab --fix {}{}", fix.name, scen);
+    a.confirm_steps = {
+        fmt::format("hotline record{} -d 10s -o without.json   # on this kernel", scen),
+        fmt::format("hotline record{} -d 10s -o with.json      # on a kernel that carries the fix", scen),
+        fmt::format("hotline diff without.json with.json --expect {}", fix.name),
+    };
+    a.confirm_note = "`" + a.confirm + "` will run both kernels in one command; this version has no `hotline ab`, "
+                     "so record on both kernels and compare:";
+}
+
+}  // namespace hotline
+
+namespace hotline {
+
+Result<LiveDiagnosis> LiveDiagnosis::open(const KernelFacts& facts, Plan plan, std::vector<LineLayout> layouts,
+                                          std::string kernel, const KnobRoots& roots) {
+    auto cat = FixCatalog::builtin();
+    if (!cat) return cat.error();
+    auto rules = RuleSet::builtin(*cat);
+    if (!rules) return rules.error();
+    TrialMetrics fixed;
+    for (auto& l : layouts) add_layout_metrics(fixed, l);
+    nlohmann::json an = diagnosis_analysis(*cat, facts, std::move(fixed), read_knobs(rule_knobs(*rules), roots));
+    LiveDiagnosis d(std::move(*cat), std::move(*rules));
+    d.base_.kernel = std::move(kernel);
+    d.base_.plan = std::move(plan);
+    d.base_.metrics = an["metrics"].get<TrialMetrics>();
+    d.base_.applicability = an["applicability"];
+    return d;
+}
+
+Diagnosis LiveDiagnosis::judge(const Interval& window) const {
+    DiagnoseInput in = base_;
+    for (auto& [k, v] : trial_metrics(window, {})) in.metrics[k] = v;
+    return diagnose(rules_, cat_, in);
+}
+
+}  // namespace hotline

@@ -1,0 +1,237 @@
+// Diagnosis: the built-in rules load and each fires on its evidence and only
+// then; rule files fail with FILE:LINE; and recordings from the guests and this
+// host prescribe what they should (tests/fixtures/diagnose/README.md says how
+// they were made).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "hotline/diagnose.hpp"
+#include "hotline/finding_output.hpp"
+#include "hotline/util.hpp"
+
+using namespace hotline;
+
+namespace {
+
+const FixCatalog& catalog() {
+    static const FixCatalog cat = [] {
+        auto c = FixCatalog::builtin();
+        EXPECT_TRUE(c) << c.error().message();
+        return *c;
+    }();
+    return cat;
+}
+
+std::string parse_error(const std::string& toml) {
+    auto r = RuleSet::parse(toml, "rules.toml", catalog());
+    return r ? std::string("(parsed)") : r.error().message();
+}
+
+// A value that makes the condition hold, or fail.
+double satisfying(const RuleCondition& c, bool hold) {
+    switch (c.op) {
+    case ConditionOp::kAbove: return hold ? c.threshold * 2 + 1 : c.threshold / 2;
+    case ConditionOp::kBelow: return hold ? c.threshold / 2 : c.threshold * 2 + 1;
+    case ConditionOp::kEquals: return hold ? c.threshold : c.threshold + 1;
+    }
+    return 0;
+}
+
+DiagnoseInput input_for(const RuleDef& r, bool hold_all) {
+    DiagnoseInput in;
+    for (std::size_t i = 0; i < r.when.size(); ++i)
+        in.metrics[r.when[i].metric] = satisfying(r.when[i], hold_all || i + 1 < r.when.size());
+    return in;
+}
+
+std::set<std::string> prescribed(const Diagnosis& d) {
+    std::set<std::string> out;
+    for (auto& f : d.findings)
+        for (auto& a : f.fixes)
+            if (a.prescribed()) out.insert(a.fix);
+    return out;
+}
+
+Diagnosis diagnose_fixture(const std::string& file) {
+    auto text = read_file(std::string(HOTLINE_FIXTURES) + "/diagnose/" + file);
+    EXPECT_TRUE(text) << file;
+    auto rules = RuleSet::builtin(catalog());
+    EXPECT_TRUE(rules);
+    auto in = input_from_recording(nlohmann::json::parse(*text), file);
+    EXPECT_TRUE(in) << in.error().message();
+    return diagnose(*rules, catalog(), *in);
+}
+
+}  // namespace
+
+TEST(DiagnoseRules, BuiltinLoadsAndCoversTheIssueCases) {
+    auto rules = RuleSet::builtin(catalog());
+    ASSERT_TRUE(rules) << rules.error().message();
+    for (const char* name : {"dst-cross-node-handoffs", "dst-cross-cpu-handoffs", "dst-refcnt-read-mostly-line",
+                             "tcp-prequeue-dst-bounce", "early-demux-dst-check", "random-mix-work-from-irq",
+                             "remote-work-queueing"})
+        EXPECT_NE(rules->find(name), nullptr) << name;
+}
+
+// Every rule, built-in or not, fires when all its conditions hold and not when
+// the last one fails; its evidence lists every condition.
+TEST(DiagnoseRules, EveryRuleFiresOnItsEvidenceOnly) {
+    auto rules = RuleSet::builtin(catalog());
+    ASSERT_TRUE(rules);
+    for (auto& r : rules->rules()) {
+        Diagnosis yes = diagnose(*rules, catalog(), input_for(r, true));
+        auto it = std::find_if(yes.findings.begin(), yes.findings.end(), [&](auto& f) { return f.rule == r.name; });
+        ASSERT_NE(it, yes.findings.end()) << r.name;
+        EXPECT_EQ(it->evidence.size(), r.when.size()) << r.name;
+        EXPECT_EQ(it->fixes.size(), r.fixes.size()) << r.name;
+        Diagnosis no = diagnose(*rules, catalog(), input_for(r, false));
+        for (auto& f : no.findings) EXPECT_NE(f.rule, r.name);
+    }
+}
+
+TEST(DiagnoseRules, MissingNumbersAreNotJudgedAndSayWhy) {
+    auto rules = RuleSet::builtin(catalog());
+    ASSERT_TRUE(rules);
+    DiagnoseInput in;
+    TargetPlan tp;
+    tp.target = "dst_release";
+    tp.unavailable_reason = "fentry refused: lockdown";
+    in.plan.targets.push_back(tp);
+    Diagnosis d = diagnose(*rules, catalog(), in);
+    EXPECT_TRUE(d.findings.empty());
+    ASSERT_FALSE(d.unjudged.empty());
+    bool named = false;
+    for (auto& u : d.unjudged)
+        if (u.rule == "dst-cross-node-handoffs") named = u.why.find("dst_release unavailable: fentry refused") != std::string::npos;
+    EXPECT_TRUE(named);
+}
+
+TEST(DiagnoseRules, ErrorsNameFileAndLine) {
+    EXPECT_EQ(parse_error("[[rule]]\nname = \"x\"\nsummary = \"s\"\nmeaning = \"m\"\n[[rule.when]]\n"
+                          "metric = \"handoff.dst_release.cross_node_sharez\"\nabove = 1\n")
+                  .rfind("rules.toml:6: unknown metric \"handoff.dst_release.cross_node_sharez\"", 0),
+              0u);
+    EXPECT_NE(parse_error("[[rule]]\nname = \"x\"\nsummary = \"s\"\nmeaning = \"m\"\n[[rule.when]]\n"
+                          "metric = \"handoff.no_such_fn.cross_node_share\"\nabove = 1\n")
+                  .find("rules.toml:6: metric \"handoff.no_such_fn.cross_node_share\" names no watched function"),
+              std::string::npos);
+    EXPECT_NE(parse_error("[[rule]]\nname = \"x\"\nsummary = \"s\"\nmeaning = \"m\"\nfixes = [\"no-such-fix\"]\n"
+                          "[[rule.when]]\nmetric = \"work.remote_share\"\nabove = 1\n")
+                  .find("rules.toml:5: unknown fix \"no-such-fix\""),
+              std::string::npos);
+    EXPECT_NE(parse_error("[[rule]]\nname = \"x\"\nsummary = \"s\"\nmeaning = \"m\"\n").find("rules.toml:1: [[rule]] needs [[rule.when]]"),
+              std::string::npos);
+    EXPECT_NE(parse_error("[[rule]]\nname = \"x\"\nsummary = \"s\"\nmeaning = \"m\"\n[[rule.when]]\n"
+                          "metric = \"work.remote_share\"\nabove = 1\nbelow = 2\n")
+                  .find("rules.toml:5: [[rule.when]] needs exactly one of"),
+              std::string::npos);
+    EXPECT_NE(parse_error("[[rule]]\nname = \"x\"\nseverity = \"dire\"\nsummary = \"s\"\nmeaning = \"m\"\n"
+                          "[[rule.when]]\nmetric = \"work.remote_share\"\nabove = 1\n")
+                  .find("rules.toml:3: unknown severity \"dire\""),
+              std::string::npos);
+    EXPECT_NE(parse_error("[[rule]]\nname = \"x\"\nsummary = \"s\"\nmeaning = \"m\"\ntreshold = 1\n"
+                          "[[rule.when]]\nmetric = \"work.remote_share\"\nabove = 1\n")
+                  .find("rules.toml:5:"),
+              std::string::npos);
+    EXPECT_NE(parse_error("[[rule]\n").find("rules.toml:1"), std::string::npos);
+}
+
+TEST(DiagnoseRules, RuleFilesBesideTheCatalog) {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / fmt::format("hl-rules-{}", getpid());
+    fs::create_directories(dir);
+    std::ofstream(dir / "mine.toml") << "[[rule]]\nname = \"mine\"\nsummary = \"s\"\nmeaning = \"m\"\n"
+                                        "fixes = [\"numa-local\"]\n[[rule.when]]\nmetric = \"work.queued_per_s\"\n"
+                                        "above = 1\n";
+    auto cat = load_catalog(dir.string());
+    ASSERT_TRUE(cat) << cat.error().message();
+    auto rules = load_rules(*cat, dir.string());
+    ASSERT_TRUE(rules) << rules.error().message();
+    EXPECT_NE(rules->find("mine"), nullptr);
+    std::ofstream(dir / "mine.toml") << "[[rule]]\nname = \"dst-cross-node-handoffs\"\nsummary = \"s\"\n"
+                                        "meaning = \"m\"\n[[rule.when]]\nmetric = \"work.queued_per_s\"\nabove = 1\n";
+    auto dup = load_rules(*cat, dir.string());
+    ASSERT_FALSE(dup);
+    EXPECT_NE(dup.error().message().find((dir / "mine.toml").string() + ":1: rule \"dst-cross-node-handoffs\" is "
+                                                                        "already defined at builtin:"),
+              std::string::npos)
+        << dup.error().message();
+    fs::remove_all(dir);
+}
+
+TEST(DiagnoseMetrics, EveryNameTheRecordingProducesIsInTheTable) {
+    Interval iv;
+    iv.t_end = 2;
+    TargetCounters t;
+    t.target = "dst_release";
+    t.fidelity = Fidelity::kExact;
+    t.calls = {10, 10};
+    t.has_latency = true;
+    t.lat_count = 2;
+    t.has_handoffs = true;
+    t.handoffs.tracked = {10, 10};
+    t.handoffs.cross_cpu = {1, 1};
+    t.handoffs.cross_node = {1, 0};
+    iv.d.targets.push_back(t);
+    iv.d.has_workq = true;
+    iv.d.workq.irqs = {5, 5};
+    iv.d.workq.queued = {3, 3};
+    iv.d.workq.remote = {1, 0};
+    iv.d.workq.funcs["mix_interrupt_randomness"] = 2;
+    TrialMetrics m = trial_metrics(iv, {.ops = 4, .seconds = 2, .cpu_seconds = 1, .extra = {{"latency_p50_us", 1}}});
+    LineLayout l;
+    l.type = "dst_entry";
+    add_layout_metrics(m, l);
+    m["knob.net.ipv4.tcp_low_latency"] = 0;
+    EXPECT_GE(m.size(), 15u);
+    for (auto& [name, v] : m)
+        EXPECT_TRUE(match_metric_name(name, [](std::string_view s) { return s == "dst_release"; })) << name;
+    EXPECT_DOUBLE_EQ(m["handoff.dst_release.cross_node_share"], 1.0 / 20);
+    EXPECT_DOUBLE_EQ(m["handoff.dst_release.cross_cpu_share"], 3.0 / 20);
+    EXPECT_DOUBLE_EQ(m["work.remote_share"], 1.0 / 6);
+    EXPECT_FALSE(match_metric_name("handoff.dst_release"));
+    EXPECT_FALSE(match_metric_name("knob.x"));
+}
+
+// The three recordings the issue names (tests/fixtures/diagnose/README.md).
+TEST(DiagnoseFixtures, Guest61CrossNodeChurnPrescribesNumaLocalAndTheUpgrade) {
+    Diagnosis d = diagnose_fixture("guest-6.1-churn-split.json");
+    EXPECT_EQ(prescribed(d), (std::set<std::string>{"numa-local", "dst-refcnt-false-sharing"}));
+    ASSERT_FALSE(d.findings.empty());
+    EXPECT_EQ(d.findings.front().rule, "dst-cross-node-handoffs");
+    for (auto& f : d.findings)
+        for (auto& a : f.fixes) {
+            if (a.fix == "numa-local") {
+                EXPECT_EQ(a.confirm, "hotline validate --fix numa-local --scenario tcp-crr --targets dst_release");
+            }
+            if (a.fix == "dst-refcnt-false-sharing") {
+                EXPECT_EQ(a.status, FixStatus::kKernelFixAbsent);
+                EXPECT_EQ(a.confirm_steps.back(), "hotline diff without.json with.json --expect dst-refcnt-false-sharing");
+            }
+        }
+}
+
+TEST(DiagnoseFixtures, Guest612SameShapePrescribesNumaLocalOnly) {
+    Diagnosis d = diagnose_fixture("guest-6.12-churn-split.json");
+    EXPECT_EQ(prescribed(d), (std::set<std::string>{"numa-local"}));
+}
+
+TEST(DiagnoseFixtures, QuietHostHasNoFindingAndSaysWhy) {
+    Diagnosis d = diagnose_fixture("host-quiet.json");
+    EXPECT_TRUE(d.findings.empty());
+    EXPECT_FALSE(d.quiet.empty());
+    EXPECT_FALSE(d.refused.empty());
+    std::ostringstream os;
+    render_diagnosis_text(os, d);
+    EXPECT_NE(os.str().find("nothing found"), std::string::npos) << os.str();
+    EXPECT_NE(os.str().find("mechanisms this kernel refused:"), std::string::npos) << os.str();
+    nlohmann::json j = to_json(d);
+    EXPECT_EQ(j["schema"], kFindingsSchema);
+    EXPECT_TRUE(j["findings"].empty());
+}
