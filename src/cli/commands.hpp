@@ -193,6 +193,7 @@ struct DiagnoseCli {
     std::string recording;  // empty: record live first
     std::string fixes_dir;
     bool json = false;
+    std::string output, html;  // the findings as JSON, as an HTML page
     RecordArgs record;
 };
 void add_diagnose_command(CLI::App& app, DiagnoseCli& d);

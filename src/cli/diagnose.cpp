@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "hotline/diagnose.hpp"
 #include "hotline/finding_output.hpp"
+#include "hotline/html_report.hpp"
 
 namespace hotline::cli {
 
@@ -18,20 +19,18 @@ void add_diagnose_command(CLI::App& app, DiagnoseCli& d) {
     d.diagnose->add_option("recording", d.recording, "A recording (`hotline record -o FILE`)");
     d.diagnose->add_option("--fixes", d.fixes_dir, "Also load *.toml fix definitions and [[rule]] tables from DIR");
     d.diagnose->add_flag("--json", d.json, "Print the findings as JSON (docs/diagnose.md)");
+    d.diagnose->add_option("-o,--output", d.output, "Also write the findings as JSON to FILE");
+    d.diagnose->add_option("--html", d.html, "Write the findings as a self-contained HTML report to FILE");
     add_record_options(d.diagnose, d.record);
+    d.diagnose->footer(examples({"hotline diagnose rec.json", "hotline diagnose -d 10s --workload churn-split",
+                                 "hotline diagnose rec.json --json -o findings.json --html findings.html"}));
 }
 
 namespace {
 
 Result<nlohmann::json> recording_document(const DiagnoseCli& d, int& record_status) {
     if (!d.recording.empty()) {
-        auto text = read_file(d.recording);
-        if (!text) return text.error();
-        try {
-            return nlohmann::json::parse(*text);
-        } catch (const nlohmann::json::exception& e) {
-            return make_error(d.recording + ": not JSON: " + e.what(), EINVAL, "give a file `hotline record -o` wrote");
-        }
+        return load_json(d.recording);
     }
     if (d.record.duration.empty() && d.record.scenario.name.empty())
         return make_error("diagnose without a recording records first and needs --duration (or --scenario)", EINVAL,
@@ -59,8 +58,12 @@ int run_diagnose(const DiagnoseCli& d) {
     auto in = input_from_recording(*doc, d.recording.empty() ? "live" : d.recording);
     if (!in) return fail(in.error(), kExitError);
     Diagnosis diag = diagnose(*rules, *cat, *in);
-    if (d.json) std::cout << to_json(diag).dump(1) << "\n";
+    nlohmann::json out = to_json(diag);
+    if (d.json) std::cout << out.dump(1) << "\n";
     else render_diagnosis_text(std::cout, diag);
+    if (!d.output.empty())
+        if (auto w = write_file_atomic(d.output, out.dump(1) + "\n"); !w) return fail(w.error(), kExitError);
+    if (!write_html(d.html, HtmlInput{out, d.output, std::nullopt, std::nullopt})) return kExitError;
     return kExitOk;
 }
 

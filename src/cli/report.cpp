@@ -55,6 +55,8 @@ void add_report_command(CLI::App& app, ReportArgs& a) {
     a.app = app.add_subcommand("report", "Render a saved recording or verdict (JSON) as one self-contained HTML page");
     a.app->add_option("input", a.input, "A recording (record -o) or verdict (validate/diff --json)")->required();
     a.app->add_option("-o,--output", a.output, "HTML file to write")->required();
+    a.app->footer(examples({"hotline report rec.json -o rec.html", "hotline report verdict.json -o verdict.html",
+                            "hotline report findings.json -o findings.html"}));
 }
 
 int run_report(const ReportArgs& a) {

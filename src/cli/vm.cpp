@@ -136,6 +136,9 @@ void add_ab_command(CLI::App& app, VmCli& v) {
     a->add_option("--cpus", v.guest.cpus, fmt::format("vCPUs (default {})", v.guest.cpus));
     a->add_option("--memory", v.guest.memory, fmt::format("Guest memory (default {})", v.guest.memory));
     a->add_option("--timeout", v.guest.timeout, fmt::format("Limit per guest run (default {})", v.guest.timeout));
+    a->footer(examples({"hotline ab --fix dst-refcnt-false-sharing",
+                        "hotline ab --fix dst-refcnt-false-sharing --baseline ./bzImage-without --candidate ./bzImage-with",
+                        "hotline ab --fix dst-refcnt-false-sharing -o verdict.json --html verdict.html"}));
 }
 
 }  // namespace
@@ -148,6 +151,9 @@ void add_vm_commands(CLI::App& app, VmCli& v) {
     v.vm->add_option("--script", v.scripts, "Run this shell script in the guest instead (repeatable; one boot)");
     v.vm->add_option("args", v.args, "The hotline command line to run (after --)");
     v.vm->positionals_at_end();
+    v.vm->footer(examples({"hotline vm --kernel debian:6.12 -- probe",
+                           "hotline vm --kernel debian:6.1 -- record -d 3s -o r.json --workload churn-split",
+                           "hotline vm --kernel ./bzImage --nodes 4 -- diagnose -d 5s --workload churn-split"}));
     add_ab_command(app, v);
 }
 

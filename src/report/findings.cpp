@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "hotline/finding_output.hpp"
+#include "hotline/output.hpp"
 
 namespace hotline {
 
@@ -17,8 +18,6 @@ json to_json(const FixAdvice& a) {
     json j{{"fix", a.fix},         {"mode", a.mode},           {"summary", a.summary},
            {"status", to_string(a.status)}, {"prescribed", a.prescribed()}, {"why", a.why},
            {"confirm", a.confirm}};
-    if (!a.confirm_steps.empty()) j["confirm_steps"] = a.confirm_steps;
-    if (!a.confirm_note.empty()) j["confirm_note"] = a.confirm_note;
     return j;
 }
 
@@ -35,11 +34,15 @@ json to_json(const Diagnosis& d) {
     json findings = json::array(), unjudged = json::array();
     for (auto& f : d.findings) findings.push_back(to_json(f));
     for (auto& u : d.unjudged) unjudged.push_back({{"rule", u.rule}, {"why", u.why}});
-    return {{"schema", kFindingsSchema}, {"version", kFindingsVersion},
-            {"recording", d.recording},  {"kernel", d.kernel},
-            {"rules", d.rules},          {"findings", findings},
-            {"quiet", d.quiet},          {"unjudged", unjudged},
-            {"refused", d.refused}};
+    json doc = json_document(kFindingsSchema, kFindingsVersion);
+    doc.update({{"recording", d.recording},
+                {"kernel", d.kernel},
+                {"rules", d.rules},
+                {"findings", findings},
+                {"quiet", d.quiet},
+                {"unjudged", unjudged},
+                {"refused", d.refused}});
+    return doc;
 }
 
 namespace {
@@ -64,12 +67,7 @@ std::string_view status_words(FixStatus s) {
 void render_fix_advice(std::ostream& os, const FixAdvice& a) {
     os << fmt::format("    {} ({}): {}: {}\n", a.fix, a.mode, status_words(a.status), a.why);
     if (!a.prescribed()) return;
-    if (a.confirm_steps.empty()) {
-        os << fmt::format("      confirm: {}\n", a.confirm);
-        return;
-    }
-    os << fmt::format("      confirm: {}\n", a.confirm_note);
-    for (auto& s : a.confirm_steps) os << fmt::format("        {}\n", s);
+    os << fmt::format("      confirm: {}\n", a.confirm);
 }
 
 void render_finding(std::ostream& os, const Finding& f, std::size_t n) {

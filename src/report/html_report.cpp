@@ -10,6 +10,7 @@
 #include <map>
 
 #include "hotline/charts.hpp"
+#include "hotline/finding_output.hpp"
 #include "hotline/output.hpp"
 #include "hotline/verdict.hpp"
 
@@ -136,24 +137,41 @@ int node_count(const std::vector<int>& node) {
 }
 
 // ---- findings (diagnose) ---------------------------------------------------------
-// Any document may carry "findings": [{rule|title, summary|message, prescription}].
-std::string first_of(const json& j, std::initializer_list<const char*> keys) {
-    for (auto* k : keys)
-        if (auto s = str(j, k); !s.empty()) return s;
-    return "";
+// A diagnosis (schema hotline.findings, docs/diagnose.md) is the document itself
+// or, in a recording, analysis.diagnosis.
+const json& diagnosis_of(const json& doc) {
+    if (member(doc, "findings").is_array()) return doc;
+    return member(member(doc, "analysis"), "diagnosis");
+}
+
+std::string evidence_text(const json& finding) {
+    std::string o;
+    for (auto& e : member(finding, "evidence"))
+        if (e.is_object())
+            o += fmt::format("{}{} = {} ({} {}; {}, {})", o.empty() ? "" : "; ", str(e, "metric"), num(e, "value"),
+                             str(e, "op"), num(e, "threshold"), str(e, "mechanism"), str(e, "fidelity"));
+    return o;
+}
+
+// The fixes a finding prescribes, each with the command that would confirm it.
+std::string prescription_text(const json& finding) {
+    std::string o;
+    for (auto& f : member(finding, "fixes"))
+        if (f.is_object() && f.value("prescribed", false))
+            o += fmt::format("{}{}: {}", o.empty() ? "" : "; ", str(f, "fix"), str(f, "confirm"));
+    return o;
 }
 
 std::string findings_section(const json& doc) {
-    const json& f = member(doc, "findings");
+    const json& f = member(diagnosis_of(doc), "findings");
     if (!f.is_array()) return "";
     std::string o = "<h2>Findings</h2>\n";
     if (f.empty()) return o + "<p>No finding.</p>\n";
     o += "<table class=\"findings\">\n<tr><th>finding</th><th>what was seen</th><th>prescription</th></tr>\n";
     for (auto& x : f)
-        o += fmt::format("<tr class=\"finding\"><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                         esc(first_of(x, {"rule", "title", "name", "id"})),
-                         esc(first_of(x, {"summary", "message", "evidence", "detail"})),
-                         esc(first_of(x, {"prescription", "fix", "advice", "action"})));
+        o += fmt::format("<tr class=\"finding\"><td>{} ({})</td><td>{}<br>{}</td><td>{}</td></tr>\n",
+                         esc(str(x, "rule")), esc(str(x, "severity")), esc(str(x, "summary")),
+                         esc(evidence_text(x)), esc(prescription_text(x)));
     return o + "</table>\n";
 }
 
@@ -458,6 +476,17 @@ std::string verdict_body(const HtmlInput& in) {
     return o + layouts_side_by_side(in) + findings_section(v) + notes_list(v);
 }
 
+std::string diagnosis_body(const HtmlInput& in) {
+    std::string o = findings_section(in.doc);
+    const json& unjudged = member(in.doc, "unjudged");
+    if (unjudged.is_array() && !unjudged.empty()) {
+        o += "<h2>Rules not judged</h2>\n<ul>\n";
+        for (auto& u : unjudged) o += fmt::format("<li>{}: {}</li>\n", esc(str(u, "rule")), esc(str(u, "why")));
+        o += "</ul>\n";
+    }
+    return o;
+}
+
 struct PageKind {
     const char* schema;
     const char* title;
@@ -468,6 +497,7 @@ struct PageKind {
 constexpr PageKind kPages[] = {
     {kRecordingSchema, "hotline recording", recording_body},
     {kVerdictSchema, "hotline verdict", verdict_body},
+    {kFindingsSchema, "hotline diagnosis", diagnosis_body},
 };
 
 }  // namespace

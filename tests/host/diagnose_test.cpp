@@ -9,7 +9,7 @@ using namespace hosttest;
 
 TEST(HostDiagnose, NamesRefusedMechanismsAndMakesNoUnsupportedFinding) {
     if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
-    CmdResult text = run(hotline() + " diagnose -d 2s --workload churn-split");
+    CmdResult text = run(hosttest::hotline() + " diagnose -d 2s --workload churn-split");
     ASSERT_EQ(text.rc, 0) << text.err;
     EXPECT_NE(text.out.find("mechanisms this kernel refused:"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("fentry refused: EPERM at load"), std::string::npos) << text.out;
@@ -18,7 +18,7 @@ TEST(HostDiagnose, NamesRefusedMechanismsAndMakesNoUnsupportedFinding) {
         << text.out;
     EXPECT_EQ(orphans_after_exit(), 0) << "diagnose must detach everything";
 
-    CmdResult js = run(hotline() + " diagnose -d 2s --workload churn-split --json");
+    CmdResult js = run(hosttest::hotline() + " diagnose -d 2s --workload churn-split --json");
     ASSERT_EQ(js.rc, 0) << js.err;
     auto j = nlohmann::json::parse(js.out);
     EXPECT_EQ(j["schema"], "hotline.findings");

@@ -198,7 +198,7 @@ void expect_page_basics(const Rendered& r) {
 
 TEST(HtmlInChromium, Recording) {
     std::string html = temp_path("recording.html");
-    auto r = run(hotline() + " report " + kGolden + "recording.json -o " + html);
+    auto r = run(hosttest::hotline() + " report " + kGolden + "recording.json -o " + html);
     ASSERT_EQ(r.rc, 0) << r.err;
     Rendered page = render_in_chromium(html);
     expect_page_basics(page);
@@ -213,7 +213,7 @@ TEST(HtmlInChromium, Recording) {
 
 TEST(HtmlInChromium, Verdict) {
     std::string html = temp_path("verdict.html");
-    auto r = run(hotline() + " report " + kGolden + "verdict_mixed.json -o " + html);
+    auto r = run(hosttest::hotline() + " report " + kGolden + "verdict_mixed.json -o " + html);
     ASSERT_EQ(r.rc, 0) << r.err;
     Rendered page = render_in_chromium(html);
     expect_page_basics(page);
@@ -229,7 +229,7 @@ TEST(HtmlInChromium, DiffShowsBothLayouts) {
     std::string html = temp_path("diff.html");
     auto r = run(fmt::format("cd {}/html && {} diff tcp-crr-6.1.json tcp-crr-6.12.json --expect dst-refcnt-false-sharing "
                              "--html {}",
-                             HOTLINE_FIXTURES, hotline(), html));
+                             HOTLINE_FIXTURES, hosttest::hotline(), html));
     ASSERT_EQ(r.rc, 0) << r.err << r.out;
     Rendered page = render_in_chromium(html);
     expect_page_basics(page);
@@ -244,7 +244,7 @@ TEST(HtmlInChromium, DiffShowsBothLayouts) {
 
 TEST(HtmlInChromium, LiveRecording) {
     std::string html = temp_path("live.html");
-    auto r = run(hotline() + " record -d 2s -i 1s --workload churn --quiet --html " + html);
+    auto r = run(hosttest::hotline() + " record -d 2s -i 1s --workload churn --quiet --html " + html);
     ASSERT_EQ(r.rc, 0) << r.err;
     Rendered page = render_in_chromium(html);
     expect_page_basics(page);
@@ -278,12 +278,12 @@ std::string run_on_pty(const std::string& cmd) {
 TEST(TerminalColour, VerdictsInColourOnlyOnATerminalWithoutNoColor) {
     std::string diff = fmt::format("cd {} && env -u NO_COLOR {} diff diff_baseline.json diff_candidate.json --expect "
                                    "dst-refcnt-false-sharing",
-                                   kGolden, hotline());
+                                   kGolden, hosttest::hotline());
     std::string tty = run_on_pty(diff);
     EXPECT_NE(tty.find("\x1b[32mPASS"), std::string::npos) << tty;
     std::string no_color = run_on_pty(fmt::format("cd {} && NO_COLOR=1 {} diff diff_baseline.json diff_candidate.json "
                                                   "--expect dst-refcnt-false-sharing",
-                                                  kGolden, hotline()));
+                                                  kGolden, hosttest::hotline()));
     EXPECT_NE(no_color.find("PASS"), std::string::npos);
     EXPECT_EQ(no_color.find('\x1b'), std::string::npos) << no_color;
     auto piped = run(diff + " | cat");

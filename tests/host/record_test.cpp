@@ -150,7 +150,7 @@ TEST_F(HostTest, ForcedMechanismThatFailsIsAnError) {
 // Exit 3 is the contract for "nothing observable": a function this kernel does
 // not have is the only target, so every mechanism refuses it.
 TEST_F(HostTest, NothingObservableExits3) {
-    CmdResult r = run(hotline() + " record -d 1 --func hl_no_such_kernel_function");
+    CmdResult r = run(hosttest::hotline() + " record -d 1 --func hl_no_such_kernel_function");
     EXPECT_EQ(r.rc, 3) << r.out << r.err;
     EXPECT_NE(r.err.find("no target can be observed"), std::string::npos) << r.err;
     EXPECT_EQ(orphans_after_exit(), 0);

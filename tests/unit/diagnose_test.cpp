@@ -212,7 +212,7 @@ TEST(DiagnoseFixtures, Guest61CrossNodeChurnPrescribesNumaLocalAndTheUpgrade) {
             }
             if (a.fix == "dst-refcnt-false-sharing") {
                 EXPECT_EQ(a.status, FixStatus::kKernelFixAbsent);
-                EXPECT_EQ(a.confirm_steps.back(), "hotline diff without.json with.json --expect dst-refcnt-false-sharing");
+                EXPECT_EQ(a.confirm, "hotline ab --fix dst-refcnt-false-sharing");
             }
         }
 }

@@ -125,13 +125,20 @@ TEST(HtmlReport, EveryVerdictFixtureRenders) {
 
 TEST(HtmlReport, FindingsWhenTheDocumentHasThem) {
     auto doc = fixture("recording.json");
-    doc["findings"] = {{{"rule", "dst-refcnt-false-sharing"},
-                        {"summary", "refcount shares its line"},
-                        {"prescription", "upgrade to 6.4 or later"}}};
+    doc["analysis"]["diagnosis"]["findings"] = {
+        {{"rule", "dst-read-mostly-on-refcount-line"},
+         {"severity", "warning"},
+         {"summary", "refcount shares its line"},
+         {"evidence", {{{"metric", "layout.dst_entry.read_mostly_on_refcnt_line"}, {"value", 2}, {"op", ">="},
+                        {"threshold", 1}, {"mechanism", "btf"}, {"fidelity", "exact"}}}},
+         {"fixes", {{{"fix", "dst-refcnt-false-sharing"}, {"prescribed", true}, {"confirm", "hotline ab --fix dst-refcnt-false-sharing"}},
+                    {{"fix", "numa-local"}, {"prescribed", false}, {"confirm", "hotline validate --fix numa-local"}}}}}};
     auto page = render_html(HtmlInput{doc, "", {}, {}});
     ASSERT_TRUE(page);
     EXPECT_EQ(count(*page, "<tr class=\"finding\">"), 1u);
-    EXPECT_NE(page->find("upgrade to 6.4 or later"), std::string::npos);
+    EXPECT_NE(page->find("dst-refcnt-false-sharing: hotline ab --fix dst-refcnt-false-sharing"), std::string::npos);
+    EXPECT_NE(page->find("layout.dst_entry.read_mostly_on_refcnt_line = 2"), std::string::npos);
+    EXPECT_EQ(page->find("numa-local: hotline validate"), std::string::npos);
 }
 
 TEST(HtmlReport, DegenerateDocumentsRenderWithoutCharts) {

@@ -41,8 +41,6 @@ struct FixAdvice {
     FixStatus status = FixStatus::kUnknown;
     std::string why;            // the applicability's reason line, or what was found
     std::string confirm;        // the exact command that would confirm the fix
-    std::vector<std::string> confirm_steps;  // a procedure, when no single command does it yet
-    std::string confirm_note;
     bool prescribed() const { return status == FixStatus::kApplies || status == FixStatus::kKernelFixAbsent; }
 };
 
