@@ -224,6 +224,20 @@ TEST(HtmlInChromium, Verdict) {
     unlink(html.c_str());
 }
 
+TEST(HtmlInChromium, DiagnosisListsFindingsWithTheirConfirmingCommands) {
+    // A real 6.1-guest recording with cross-node churn (tests/fixtures/diagnose/README.md): two findings.
+    std::string html = temp_path("diagnosis.html");
+    auto r = run(fmt::format("{} diagnose {}/diagnose/guest-6.1-churn-split.json --html {}", hosttest::hotline(),
+                             HOTLINE_FIXTURES, html));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    Rendered page = render_in_chromium(html);
+    expect_page_basics(page);
+    EXPECT_EQ(count(page.dom, "class=\"finding\""), 2u);
+    EXPECT_NE(page.dom.find("numa-local: hotline validate --fix numa-local"), std::string::npos);
+    EXPECT_NE(page.dom.find("dst-refcnt-false-sharing: hotline ab --fix dst-refcnt-false-sharing"), std::string::npos);
+    unlink(html.c_str());
+}
+
 TEST(HtmlInChromium, DiffShowsBothLayouts) {
     // Real recordings of the 6.1 and 6.12 guests (tests/fixtures/html/README.md).
     std::string html = temp_path("diff.html");
