@@ -11,4 +11,4 @@ cat diagnose.txt
 cmd=$(sed -n 's/^ *confirm: \(hotline validate --fix numa-local .*\)$/\1/p' diagnose.txt | head -n 1)
 echo "$cmd" > confirm.txt
 [ -n "$cmd" ] || { echo "diagnose printed no command for numa-local"; exit 1; }
-eval "$cmd --trials 3 --max-trials 4 --duration 1s --json verdict.json"
+eval "$cmd --trials 3 --max-trials 4 --duration 1s -o verdict.json"
