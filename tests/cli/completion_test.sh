@@ -6,8 +6,7 @@
 set -u
 bin=$1
 script=$2
-failures=0
-checks=0
+source "$(dirname "$0")/../lib/checks.sh"
 
 # complete_words WORD...: the candidates for the last word, one a line.
 complete_words() {
@@ -54,5 +53,4 @@ n=$(compgen -W "$(echo $all)" -- "" | wc -l)
 checks=$((checks + 1))
 [ "$n" -ge 10 ] || { echo "FAIL: an empty word offers $n subcommands" >&2; failures=$((failures + 1)); }
 
-echo "$((checks - failures)) passed, $failures failed"
-test "$failures" = 0
+checks_done

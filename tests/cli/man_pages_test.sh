@@ -5,8 +5,7 @@
 set -u
 bin=$1
 mandir=$2
-failures=0
-checks=0
+source "$(dirname "$0")/../lib/checks.sh"
 
 subcommands_of() {
     "$bin" "$@" --help 2>/dev/null | awk '/^Subcommands:/ {s=1; next} s && /^  [a-z]/ {print $1} s && /^$/ {s=0}'
@@ -31,5 +30,4 @@ done
 checks=$((checks + 1))
 grep -qi '^\.S[HS] "\?EXIT STATUS' "$mandir/hotline.1" || { echo "FAIL: hotline.1 has no EXIT STATUS" >&2; failures=$((failures + 1)); }
 
-echo "$((checks - failures)) passed, $failures failed"
-test "$failures" = 0
+checks_done

@@ -8,18 +8,8 @@
 set -u
 bin=$1
 usage=64
-failures=0
-checks=0
+source "$(dirname "$0")/../lib/checks.sh"
 
-check() {  # check DESCRIPTION CONDITION...
-    local what=$1
-    shift
-    checks=$((checks + 1))
-    if ! "$@"; then
-        echo "FAIL: $what" >&2
-        failures=$((failures + 1))
-    fi
-}
 
 # run ARGS...: sets rc, out (stdout) and err (stderr).
 run() {
@@ -115,5 +105,4 @@ expect_in "hotline help" "$out" "Subcommands:"
 run --version
 check "hotline --version exits 0" test "$rc" = 0
 
-echo "$((checks - failures)) passed, $failures failed"
-test "$failures" = 0
+checks_done

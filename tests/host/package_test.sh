@@ -6,20 +6,9 @@
 # usage: package_test.sh BUILD_DIR
 set -u
 build=$1
-failures=0
-checks=0
+CHECK_VERBOSE=1
+source "$(dirname "$0")/../lib/checks.sh"
 
-check() {  # check DESCRIPTION CONDITION...
-    local what=$1
-    shift
-    checks=$((checks + 1))
-    if ! "$@"; then
-        echo "FAIL: $what" >&2
-        failures=$((failures + 1))
-    else
-        echo "ok: $what"
-    fi
-}
 
 [ "$(id -u)" = 0 ] || { echo "package_test: needs root (dpkg -i)" >&2; exit 1; }
 if dpkg-query -W -f='${Status}' hotline 2>/dev/null | grep -q installed; then
@@ -99,5 +88,4 @@ check "/usr/share/hotline is gone" test ! -e /usr/share/hotline
 after_units=$(systemctl list-units --all --no-legend 'hotline*' 2>/dev/null)
 check "systemd has no hotline unit loaded afterwards" test "$after_units" = "$before_units"
 
-echo "$((checks - failures)) passed, $failures failed"
-test "$failures" = 0
+checks_done
