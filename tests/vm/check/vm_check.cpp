@@ -189,6 +189,16 @@ std::optional<json> load_json(Checks& c, const GuestResult& r, const std::string
     }
 }
 
+// hotline's own recording check, as one expectation; true when it holds.
+bool expect_valid_recording(Checks& c, const json& doc, const std::string& file) {
+    auto problems = hotline::check_recording(doc);
+    std::string joined;
+    for (auto& p : problems) joined += (joined.empty() ? "" : "; ") + p;
+    c.expect(problems.empty(), file + " is a valid hotline recording", problems.empty() ? "valid" : joined);
+    return problems.empty();
+}
+
+
 bool reported(Checks& c, const GuestResult& r, int want_rc = 0) {
     if (!r.transfer_errors.empty()) c.fail("files arrived intact (seen: " + r.transfer_errors + ")");
     if (!r.rc) {
@@ -310,11 +320,7 @@ void check_record(Checks& c, const fs::path& dir, const std::string& mech) {
     if (!reported(c, r)) return;
     auto doc = load_json(c, r, "record.json");
     if (!doc) return;
-    auto problems = hotline::check_recording(*doc);
-    std::string joined;
-    for (auto& p : problems) joined += (joined.empty() ? "" : "; ") + p;
-    c.expect(problems.empty(), "record.json is a valid hotline recording", problems.empty() ? "valid" : joined);
-    if (!problems.empty()) return;
+    if (!expect_valid_recording(c, *doc, "record.json")) return;
 
     const json* wl = at(*doc, {"workload"});
     double conns = wl && wl->contains("connections") ? (*wl)["connections"].get<double>() : 0;
@@ -371,11 +377,7 @@ std::optional<json> agreement_recording(Checks& c, const GuestResult& r, const s
                                         const std::string& mech) {
     auto doc = load_json(c, r, file);
     if (!doc) return std::nullopt;
-    auto problems = hotline::check_recording(*doc);
-    std::string joined;
-    for (auto& p : problems) joined += (joined.empty() ? "" : "; ") + p;
-    c.expect(problems.empty(), file + " is a valid hotline recording", problems.empty() ? "valid" : joined);
-    if (!problems.empty()) return std::nullopt;
+    if (!expect_valid_recording(c, *doc, file)) return std::nullopt;
     bool ok = true;
     for (auto& t : kAgreementTargets) {
         const json* tot = total_of(*doc, t);
@@ -444,12 +446,9 @@ std::optional<json> socket_route_recording(Checks& c, const GuestResult& r, cons
                                            const std::string& mech) {
     auto doc = load_json(c, r, file);
     if (!doc) return std::nullopt;
-    auto problems = hotline::check_recording(*doc);
-    std::string joined;
-    for (auto& p : problems) joined += (joined.empty() ? "" : "; ") + p;
-    c.expect(problems.empty(), file + " is a valid hotline recording", problems.empty() ? "valid" : joined);
+    bool valid = expect_valid_recording(c, *doc, file);
     const json* tot = total_of(*doc, "dst_release");
-    bool ok = problems.empty() && tot && tot->value("mechanism", "") == mech && at(*tot, {"handoffs", "handoffs_total"});
+    bool ok = valid && tot && tot->value("mechanism", "") == mech && at(*tot, {"handoffs", "handoffs_total"});
     c.expect(ok, fmt::format("{}: dst_release recorded with {} and handoff tracking", file, mech),
              tot ? show(at(*tot, {"mechanism"})) : "missing");
     if (!ok) return std::nullopt;
@@ -743,10 +742,7 @@ void check_record_tcp_crr(Checks& c, const fs::path& dir) {
     if (!reported(c, r)) return;
     auto doc = load_json(c, r, "record.json");
     if (!doc) return;
-    auto problems = hotline::check_recording(*doc);
-    std::string joined;
-    for (auto& p : problems) joined += (joined.empty() ? "" : "; ") + p;
-    c.expect(problems.empty(), "record.json is a valid hotline recording", problems.empty() ? "valid" : joined);
+    expect_valid_recording(c, *doc, "record.json");
     const json* conns = at(*doc, {"scenario", "connections", "count"});
     c.expect(at(*doc, {"scenario", "scenario"}) && (*doc)["scenario"]["scenario"] == "tcp-crr" && conns &&
                  conns->is_number() && conns->get<double>() >= 50,
