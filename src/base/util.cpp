@@ -233,27 +233,33 @@ Status write_file_atomic(const std::string& path, std::string_view data, unsigne
     std::string tmp = path + ".tmp.XXXXXX";
     int fd = mkostemp(tmp.data(), O_CLOEXEC);
     if (fd < 0) return make_error("cannot create a temporary file beside " + path, errno, "check that the directory is writable");
-    auto fail_with = [&](std::string what, int e) {
+    // Any failure removes the temporary file; what was at `path` is untouched.
+    auto fail_with = [&](const char* step, int e) {
         unlink(tmp.c_str());
-        return make_error(std::move(what), e);
+        return make_error(fmt::format("cannot write {}: {} its temporary file {} failed, {} is unchanged", path, step,
+                                      tmp, path),
+                          e);
     };
     if (fchmod(fd, mode)) {
         int e = errno;
         close(fd);
-        return fail_with("cannot set the mode of " + tmp, e);
+        return fail_with("setting the mode of", e);
     }
     if (auto st = write_all(fd, data); !st) {
         close(fd);
-        return fail_with("cannot write " + tmp, st.error().err);
+        return fail_with("writing", st.error().err);
     }
     if (fsync(fd)) {
         int e = errno;
         close(fd);
-        return fail_with("cannot sync " + tmp, e);
+        return fail_with("syncing", e);
     }
-    if (close(fd)) return fail_with("cannot close " + tmp, errno);
-    if (rename(tmp.c_str(), path.c_str())) return fail_with("cannot rename " + tmp + " to " + path, errno);
-    return fsync_dir(parent_dir(path));
+    if (close(fd)) return fail_with("closing", errno);
+    if (rename(tmp.c_str(), path.c_str())) return fail_with("renaming", errno);
+    if (auto st = fsync_dir(parent_dir(path)); !st)
+        return make_error(fmt::format("wrote {}, but syncing its directory failed: it may not survive a crash", path),
+                          st.error().err);
+    return ok_status();
 }
 
 }  // namespace hotline

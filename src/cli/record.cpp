@@ -353,6 +353,11 @@ Status Recording::run(ShutdownSignals& signals) {
         if (!snap) return snap.error();
         if (snap->t - prev_.t > 1e-3) emit(*snap);
         while (next_ <= now) next_ += s_.interval;
+        // Without --duration the run could outgrow what `diff` reads back.
+        if (!stop_ && intervals_.size() >= kMaxRecordingIntervals) {
+            stop_ = true;
+            stop_reason_ = fmt::format("the limit of {} intervals was reached", kMaxRecordingIntervals);
+        }
     }
     return ok_status();
 }

@@ -1,0 +1,78 @@
+// Partial attach failures on the real kernel (root): the Nth BPF attach of a
+// session fails (tests/lib/faultfs.cpp, linked into this binary), and the
+// programs attached before it are all detached before Session::open returns.
+#include <bpf/bpf.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "hotline/kernel.hpp"
+#include "hotline/session.hpp"
+#include "hotline/topology.hpp"
+
+extern "C" void hl_fault_set(const char* spec);
+extern "C" long hl_fault_hits();
+
+namespace {
+
+// BPF objects this process holds: programs, links and maps are anon-inode fds.
+int own_bpf_fds() {
+    int n = 0;
+    for (auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        auto target = std::filesystem::read_symlink(e.path(), ec).string();
+        if (!ec && target.rfind("anon_inode:bpf", 0) == 0) ++n;
+    }
+    return n;
+}
+
+// hotline's programs loaded anywhere on the machine (run under the host lock).
+int loaded_hotline_programs() {
+    int n = 0;
+    for (__u32 id = 0; bpf_prog_get_next_id(id, &id) == 0;) {
+        int fd = bpf_prog_get_fd_by_id(id);
+        if (fd < 0) continue;
+        bpf_prog_info info{};
+        __u32 len = sizeof info;
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && std::string(info.name).rfind("hl_", 0) == 0) ++n;
+        close(fd);
+    }
+    return n;
+}
+
+}  // namespace
+
+TEST(PartialAttach, ASessionWhoseLaterAttachFailsDetachesEverything) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root";
+    auto topo = hotline::read_topology();
+    ASSERT_TRUE(topo) << topo.error().message();
+    auto kernel = hotline::probe_kernel();
+    hotline::SessionOptions so;
+    so.forced = hotline::Mechanism::kTracepoint;
+    so.workq = false;
+    so.latency = false;
+    // The tracepoint proxies this kernel can attach, found by a session without faults.
+    {
+        auto probe = hotline::Session::open(so, kernel, *topo);
+        ASSERT_TRUE(probe) << probe.error().message();
+        for (auto& tp : (*probe)->plan().targets)
+            if (tp.mechanism == hotline::Mechanism::kTracepoint) so.targets.push_back(tp.target);
+    }
+    ASSERT_GE(so.targets.size(), 2u) << "needs two tracepoint-proxy targets";
+    const int fds = own_bpf_fds();
+    const int programs = loaded_hotline_programs();
+    for (int nth : {2, 3, 5}) {
+        SCOPED_TRACE("attach #" + std::to_string(nth) + " fails");
+        hl_fault_set(("bpf_attach::" + std::to_string(nth) + ":EPERM").c_str());
+        auto s = hotline::Session::open(so, kernel, *topo);
+        long hits = hl_fault_hits();
+        hl_fault_set("");
+        if (hits == 0) continue;  // fewer attaches than nth on this kernel
+        ASSERT_FALSE(s) << "the failed attach was not reported";
+        EXPECT_NE(s.error().message().find("EPERM"), std::string::npos) << s.error().message();
+        EXPECT_EQ(own_bpf_fds(), fds) << "programs, links or maps of the failed session are still open";
+        EXPECT_EQ(loaded_hotline_programs(), programs) << "hotline programs are still loaded";
+    }
+}
