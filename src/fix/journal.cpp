@@ -111,6 +111,9 @@ Result<JournalEntry> entry_from_json(const nlohmann::json& j) {
         if (!rp) return rp.error();
         e.relpath = *rp;
         e.scope = j.at("scope").get<std::string>() == "netns" ? Scope::kNetns : Scope::kGlobal;
+        // Apply never journals this: an entry saying so was edited.
+        if (e.scope == Scope::kNetns && !knob_can_be_per_netns(e.kind, e.name))
+            return make_error(e.name + " is labelled per network namespace, but it is machine-wide", EINVAL);
         e.fix = j.value("fix", "");
         e.old_value = j.at("old").get<std::string>();
         e.new_value = j.at("new").get<std::string>();

@@ -608,3 +608,20 @@ TEST(Journal, APlantedTempFileSymlinkIsNotFollowed) {
     EXPECT_EQ(f.d.read("victim"), "precious\n");
     (*j)->restore();
 }
+
+// Apply refuses a netns label on a machine-wide knob; an edited journal that
+// carries one must not make restore write the host's knob.
+TEST(Journal, AJournalEntryLabellingAMachineWideKnobPerNetnsIsNotRestored) {
+    Fixture f;
+    f.d.write("proc/sys/vm/swappiness", "60\n");
+    nlohmann::json lie{{"kind", "sysctl"}, {"name", "vm.swappiness"}, {"scope", "netns"}, {"fix", "x"},
+                       {"old", "7"}, {"new", "60"}, {"netns", nullptr}};
+    nlohmann::json doc{{"schema", "hotline.journal"}, {"version", 1}, {"boot_id", "aaaa-1111"}, {"pid", 1},
+                       {"owner", "x"}, {"entries", {lie}}};
+    f.d.write("journal/journal.json", doc.dump());
+    FsKnobIo io(f.roots);
+    auto t = recover(f.opts, io);
+    ASSERT_FALSE(t);
+    EXPECT_NE(t.error().message().find("machine-wide"), std::string::npos) << t.error().message();
+    EXPECT_EQ(f.val("vm/swappiness"), "60");
+}

@@ -50,7 +50,6 @@ TEST(PartialAttach, ASessionWhoseLaterAttachFailsDetachesEverything) {
     ASSERT_TRUE(topo) << topo.error().message();
     auto kernel = hotline::probe_kernel();
     hotline::SessionOptions so;
-    so.forced = hotline::Mechanism::kTracepoint;
     so.workq = false;
     so.latency = false;
     // The tracepoint proxies this kernel can attach, found by a session without faults.
@@ -61,6 +60,7 @@ TEST(PartialAttach, ASessionWhoseLaterAttachFailsDetachesEverything) {
             if (tp.mechanism == hotline::Mechanism::kTracepoint) so.targets.push_back(tp.target);
     }
     ASSERT_GE(so.targets.size(), 2u) << "needs two tracepoint-proxy targets";
+    so.forced = hotline::Mechanism::kTracepoint;  // a failed attach is then an error, not a fallback
     const int fds = own_bpf_fds();
     const int programs = loaded_hotline_programs();
     for (int nth : {2, 3, 5}) {
