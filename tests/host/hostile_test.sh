@@ -74,7 +74,7 @@ refused() {
     local what=$1 want=$2
     shift 2
     [ "${CHECK_VERBOSE:-0}" = 1 ] && echo "-- $what"
-    last=$(timeout 60 "$@" 2>&1 </dev/null)
+    last=$(timeout "${timeout_s:-60}" "$@" 2>&1 </dev/null)
     local rc=$?
     check "$what: exits with an error (status $rc)" test "$rc" -ne 0 -a "$rc" -lt 124
     check "$what: says \"$want\"" grep -qF -- "$want" <<<"$last"
@@ -294,6 +294,17 @@ check "the namespace's knob is unchanged after the failed journal write" \
     same 1 "$(ip netns exec "$ns" sysctl -n net.ipv4.ip_early_demux)"
 refused "record when the 2nd BPF attach fails" "EPERM" \
     env LD_PRELOAD="$faultfs" HL_FAULT=bpf_attach::2:EPERM "$hotline" record -d 1s -m tracepoint
+
+# The validator repeats a trial whose workload failed (a send refused with EIO,
+# which the generators do not count as a network fault), up to 3 per validation.
+validate_tcp_crr=("$hotline" validate --fix early-demux-off --scenario tcp-crr --trials 2 --max-trials 2 -d 1s
+                  --journal-dir "$out/jv")
+last=$(env LD_PRELOAD="$faultfs" HL_FAULT=send:socket:1:EIO timeout 300 "${validate_tcp_crr[@]}" 2>&1 </dev/null)
+rc=$?
+check "validate with one failed send: reaches a verdict (status $rc)" test "$rc" -eq 0 -o "$rc" -eq 1
+check "validate with one failed send: the trial is repeated" grep -q "the trial was not counted and is repeated" <<<"$last"
+timeout_s=300 refused "validate whose every send fails: ends after 3 repeated trials" "workload errors in 4 trials" \
+    env LD_PRELOAD="$faultfs" HL_FAULT=send:socket:0:EIO "${validate_tcp_crr[@]}"
 
 # ---------------------------------------------------------------- after all of them
 check "no knob differs in the host or in any namespace" same "$before_knobs" "$(knob_state)"
