@@ -295,17 +295,6 @@ check "the namespace's knob is unchanged after the failed journal write" \
 refused "record when the 2nd BPF attach fails" "EPERM" \
     env LD_PRELOAD="$faultfs" HL_FAULT=bpf_attach::2:EPERM "$hotline" record -d 1s -m tracepoint
 
-# The validator repeats a trial whose workload failed (a send refused with EIO,
-# which the generators do not count as a network fault), up to 3 per validation.
-validate_tcp_crr=("$hotline" validate --fix early-demux-off --scenario tcp-crr --trials 2 --max-trials 2 -d 1s
-                  --journal-dir "$out/jv")
-last=$(env LD_PRELOAD="$faultfs" HL_FAULT=send:socket:1:EIO timeout 300 "${validate_tcp_crr[@]}" 2>&1 </dev/null)
-rc=$?
-check "validate with one failed send: reaches a verdict (status $rc)" test "$rc" -eq 0 -o "$rc" -eq 1
-check "validate with one failed send: the trial is repeated" grep -q "the trial was not counted and is repeated" <<<"$last"
-timeout_s=300 refused "validate whose every send fails: ends after 3 repeated trials" "workload errors in 4 trials" \
-    env LD_PRELOAD="$faultfs" HL_FAULT=send:socket:0:EIO "${validate_tcp_crr[@]}"
-
 # ---------------------------------------------------------------- after all of them
 check "no knob differs in the host or in any namespace" same "$before_knobs" "$(knob_state)"
 if [ "$before_knobs" != "$(knob_state)" ]; then diff <(echo "$before_knobs") <(knob_state) >&2; fi

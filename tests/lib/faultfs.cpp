@@ -5,7 +5,7 @@
 //
 // The rule comes from HL_FAULT at start-up or from hl_fault_set():
 //   OP:PATTERN:NTH:ERRNO   e.g. "fsync:journal.json:1:EIO", "bpf_attach::3:EPERM"
-// OP is write (write and pwrite), send, fsync, rename or bpf_attach
+// OP is write (write and pwrite), fsync, rename or bpf_attach
 // (BPF_LINK_CREATE and BPF_RAW_TRACEPOINT_OPEN); PATTERN is a substring of the file's path (of
 // either path for rename; ignored for bpf_attach); NTH counts matching calls
 // from 1, 0 failing every one.  hl_fault_hits() tells how many calls failed.
@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -56,8 +55,13 @@ void parse(const char* spec) {
     rule.err = errno_by_name(s.substr(c + 1));
 }
 
+// The rule is this process's: programs it runs (ip, the scenario's commands)
+// inherit LD_PRELOAD but not the rule.
 struct EnvRule {
-    EnvRule() { parse(getenv("HL_FAULT")); }
+    EnvRule() {
+        parse(getenv("HL_FAULT"));
+        unsetenv("HL_FAULT");
+    }
 } env_rule;
 
 std::string fd_path(int fd) {
@@ -115,12 +119,6 @@ ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
     static auto next = real<ssize_t (*)(int, const void*, size_t, off_t)>("pwrite");
     if (armed("write") && should_fail("write", fd_path(fd))) return -1;
     return next(fd, buf, n, off);
-}
-
-ssize_t send(int fd, const void* buf, size_t n, int flags) {
-    static auto next = real<ssize_t (*)(int, const void*, size_t, int)>("send");
-    if (armed("send") && should_fail("send", fd_path(fd))) return -1;
-    return next(fd, buf, n, flags);
 }
 
 int fsync(int fd) {
