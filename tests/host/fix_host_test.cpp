@@ -298,3 +298,57 @@ TEST_F(FixHost, GlobalChangesNeedAllowGlobal) {
     EXPECT_EQ(rc, hotline::kExitUsage) << out;
     EXPECT_NE(out.find("--allow-global"), std::string::npos) << out;
 }
+
+TEST_F(FixHost, ApplyWithADurationRestoresOnItsOwn) {
+    TestNetns ns;
+    ASSERT_TRUE(ns.ok());
+    TempDir jdir;
+    std::string journal = jdir / "journal";
+    Child c;
+    spawn(c, {HOTLINE_BIN, "fixes", "apply", "early-demux-off", "--netns", ns.name(), "-d", "1s", "--journal-dir",
+              journal});
+    std::string seen;
+    ASSERT_TRUE(c.wait_for("restoring in 1s", &seen)) << seen;
+    EXPECT_EQ(knob("net/ipv4/ip_early_demux", ns.ref()), "0") << "held while the duration runs";
+    // No signal: the duration alone ends the hold.
+    int st = c.reap();
+    ASSERT_TRUE(WIFEXITED(st)) << "died by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    EXPECT_EQ(WEXITSTATUS(st), 0);
+    EXPECT_EQ(knob("net/ipv4/ip_early_demux", ns.ref()), "1");
+    EXPECT_EQ(knob("net/ipv4/tcp_early_demux", ns.ref()), "1");
+    EXPECT_FALSE(std::filesystem::exists(journal + "/journal.json"));
+    int rc = 0;
+    std::string out = run_capture(std::string(HOTLINE_BIN) + " fixes apply early-demux-off --netns " + ns.name() +
+                                      " -d 0s --journal-dir " + journal,
+                                  &rc);
+    EXPECT_EQ(rc, hotline::kExitUsage) << out;
+    EXPECT_NE(out.find("--duration must be positive"), std::string::npos) << out;
+}
+
+// The systemd unit's ExecStopPost runs a bare `hotline restore`: it must find
+// what a killed `fixes apply` left in the default journal directory.
+TEST_F(FixHost, RestoreWithoutJournalDirUsesTheDefault) {
+    TestNetns ns;
+    ASSERT_TRUE(ns.ok());
+    const std::string journal = std::string(kDefaultJournalDir) + "/journal.json";
+    int rc = 0;
+    std::string out = run_capture(std::string(HOTLINE_BIN) + " restore", &rc);
+    ASSERT_EQ(rc, 0) << "a journal left in " << kDefaultJournalDir << " could not be restored first:\n" << out;
+    {
+        Child c;
+        spawn(c, {HOTLINE_BIN, "fixes", "apply", "early-demux-off", "--netns", ns.name()});
+        std::string seen;
+        ASSERT_TRUE(c.wait_for("holding", &seen)) << seen;
+        EXPECT_TRUE(std::filesystem::exists(journal)) << "apply did not journal in " << kDefaultJournalDir;
+        kill(c.pid, SIGKILL);
+        c.reap();
+    }
+    EXPECT_EQ(knob("net/ipv4/ip_early_demux", ns.ref()), "0");
+    out = run_capture(std::string(HOTLINE_BIN) + " restore", &rc);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("net.ipv4.ip_early_demux in netns " + ns.name() + ": restored (0 -> 1)"), std::string::npos)
+        << out;
+    EXPECT_EQ(knob("net/ipv4/ip_early_demux", ns.ref()), "1");
+    EXPECT_EQ(knob("net/ipv4/tcp_early_demux", ns.ref()), "1");
+    EXPECT_FALSE(std::filesystem::exists(journal));
+}
