@@ -44,6 +44,42 @@ inline std::string fmt_spread(const Spread& s, int prec = 1) {
     return fmt::format("{:.{}f} [{:.{}f}-{:.{}f}]", s.median, prec, s.min, prec, s.max, prec);
 }
 
+// A mean with its two-sided 95% confidence interval (Student's t), for figures
+// averaged over many short rounds; half_width is 0 with fewer than two values.
+struct MeanCi {
+    double mean = 0, half_width = 0, sd = 0;
+    std::size_t n = 0;
+    double low() const { return mean - half_width; }
+    double high() const { return mean + half_width; }
+};
+
+// The 0.975 quantile of Student's t with `df` degrees of freedom: exact table
+// values to 30, then the Cornish-Fisher expansion (within 0.001 of the exact
+// value from there on).
+inline double t975(std::size_t df) {
+    static const double table[] = {0,      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                   2.201,  2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
+                                   2.074,  2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    if (df < sizeof table / sizeof table[0]) return table[df];
+    const double z = 1.959964, d = double(df);
+    return z + (z * z * z + z) / (4 * d) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * d * d);
+}
+
+inline MeanCi mean_ci95(const std::vector<double>& v) {
+    MeanCi m;
+    m.n = v.size();
+    if (v.empty()) return m;
+    double sum = 0;
+    for (double x : v) sum += x;
+    m.mean = sum / double(v.size());
+    if (v.size() < 2) return m;
+    double ss = 0;
+    for (double x : v) ss += (x - m.mean) * (x - m.mean);
+    m.sd = std::sqrt(ss / double(v.size() - 1));
+    m.half_width = t975(v.size() - 1) * m.sd / std::sqrt(double(v.size()));
+    return m;
+}
+
 // What a benchmark's JSON may hold besides positive, finite figures: keys whose
 // value is a signed difference (finite is enough), and lists that may be empty.
 struct FigureRules {

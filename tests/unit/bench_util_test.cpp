@@ -1,0 +1,54 @@
+// The benchmarks' shared statistics and their JSON check (tests/bench/bench_util.hpp):
+// the loss interval bench_overhead prints, and the smoke runs' rules for figures.
+#include <gtest/gtest.h>
+
+#include "../bench/bench_util.hpp"
+
+using namespace hotline::bench;
+
+TEST(BenchUtil, StudentTQuantileMatchesTablesAcrossDegreesOfFreedom) {
+    EXPECT_DOUBLE_EQ(t975(1), 12.706);
+    EXPECT_DOUBLE_EQ(t975(19), 2.093);
+    EXPECT_DOUBLE_EQ(t975(30), 2.042);
+    // Beyond the table: the expansion against published values.
+    EXPECT_NEAR(t975(40), 2.021, 0.001);
+    EXPECT_NEAR(t975(60), 2.000, 0.001);
+    EXPECT_NEAR(t975(120), 1.980, 0.001);
+    EXPECT_NEAR(t975(100000), 1.960, 0.001);
+}
+
+TEST(BenchUtil, MeanIntervalOfKnownSample) {
+    MeanCi m = mean_ci95({1, 2, 3, 4, 5});
+    EXPECT_DOUBLE_EQ(m.mean, 3);
+    EXPECT_NEAR(m.sd, 1.5811, 1e-4);
+    EXPECT_NEAR(m.half_width, 2.776 * 1.5811 / std::sqrt(5.0), 1e-3);
+    EXPECT_NEAR(m.low(), 3 - m.half_width, 1e-12);
+    EXPECT_EQ(mean_ci95({7}).half_width, 0);
+    EXPECT_EQ(mean_ci95({}).n, 0u);
+}
+
+TEST(BenchUtil, FigureCheckAllowsSignedKeysOnlyWhereNamed) {
+    FigureRules rules{{"throughput_loss_pct"}, {"missed", "summary"}};
+    nlohmann::json j = {{"loss", {{{"throughput_loss_pct", {{"estimate", -0.4}, {"low", -1.2}}},
+                                   {"bpf_ns_per_op", 12.5}}}},
+                        {"summary", nlohmann::json::array()},
+                        {"missed", nlohmann::json::array()}};
+    std::vector<std::string> problems;
+    check_figures(j, "", rules, problems);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+
+    j["loss"][0]["bpf_ns_per_op"] = 0;  // a zero measured nothing
+    j["trigger"] = nlohmann::json::array();
+    check_figures(j, "", rules, problems);
+    ASSERT_EQ(problems.size(), 2u);
+    EXPECT_NE(problems[0].find("/loss/0/bpf_ns_per_op = 0"), std::string::npos);
+    EXPECT_NE(problems[1].find("/trigger is empty"), std::string::npos);
+}
+
+TEST(BenchUtil, FinishFailsOnAMissingSectionOrAFailedPart) {
+    nlohmann::json out = {{"loss", {{"x", 1.0}}}, {"summary", nlohmann::json::array()}};
+    FigureRules rules{{}, {"summary"}};
+    EXPECT_EQ(finish("t", out, "", {"loss", "summary"}, {}, rules), 0);
+    EXPECT_EQ(finish("t", out, "", {"loss", "trigger"}, {}, rules), 1);
+    EXPECT_EQ(finish("t", out, "", {"loss"}, {"perf counted no hits"}, rules), 1);
+}
