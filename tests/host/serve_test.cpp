@@ -531,6 +531,41 @@ TEST(ServeHost, StrictFailsWhenATargetCannotAttach) {
     fs::remove_all(dir);
 }
 
+// One connection serves several requests: pipelined ones, and one sent after an
+// idle pause (the connection waits without a worker); an idle connection is
+// closed after keep_alive_timeout.
+TEST(ServeHost, KeepAliveServesPipelinedAndLaterRequests) {
+    Daemon d(std::string(kQueueWorkConfig) + "[http]\nkeep_alive_timeout = \"1s\"\n");
+    ASSERT_TRUE(d.up()) << d.log();
+    int fd = connect_to(d.port());
+    ASSERT_GE(fd, 0);
+    const std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    std::string two = req + req;
+    ASSERT_EQ(send(fd, two.data(), two.size(), MSG_NOSIGNAL), ssize_t(two.size()));
+    std::string got;
+    char buf[4096];
+    auto count_ok = [&] {
+        std::size_t n = 0;
+        for (auto at = got.find("HTTP/1.1 200"); at != std::string::npos; at = got.find("HTTP/1.1 200", at + 1)) ++n;
+        return n;
+    };
+    while (count_ok() < 2) {
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        ASSERT_GT(n, 0) << got;
+        got.append(buf, std::size_t(n));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
+    while (count_ok() < 3) {
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        ASSERT_GT(n, 0) << got;
+        got.append(buf, std::size_t(n));
+    }
+    // Then idle: the daemon closes it (a timeout here would be -1: SO_RCVTIMEO is 30 s).
+    EXPECT_EQ(recv(fd, buf, sizeof buf, 0), 0);
+    close(fd);
+}
+
 // Clients that connect and then send their request one byte a second, or nothing,
 // must hold neither the workers nor shutdown: scrapes alongside them succeed and
 // SIGTERM ends the daemon within the bound the daemon promises (3 s).
