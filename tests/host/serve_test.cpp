@@ -544,9 +544,11 @@ TEST(ServeHost, KeepAliveServesPipelinedAndLaterRequests) {
     ASSERT_EQ(send(fd, two.data(), two.size(), MSG_NOSIGNAL), ssize_t(two.size()));
     std::string got;
     char buf[4096];
+    // Whole 200 responses so far (each ends with its body "ok\n").
     auto count_ok = [&] {
         std::size_t n = 0;
-        for (auto at = got.find("HTTP/1.1 200"); at != std::string::npos; at = got.find("HTTP/1.1 200", at + 1)) ++n;
+        for (auto at = got.find("HTTP/1.1 200"); at != std::string::npos; at = got.find("HTTP/1.1 200", at + 1))
+            n += got.find("\r\n\r\nok\n", at) != std::string::npos;
         return n;
     };
     while (count_ok() < 2) {
