@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -44,7 +45,9 @@ void send_all(int fd, const std::uint8_t* data, std::size_t size) {
     std::size_t off = 0;
     while (off < size) {
         pollfd p{fd, POLLOUT, 0};
-        if (poll(&p, 1, 5000) <= 0) return;  // the server stopped reading (it answered and closed)
+        int r = poll(&p, 1, 5000);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return;  // the server stopped reading (it answered and closed)
         ssize_t n = send(fd, data + off, size - off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0 && errno != EAGAIN && errno != EINTR) return;
         if (n > 0) off += std::size_t(n);
@@ -57,7 +60,9 @@ std::string read_until_closed(int fd) {
     char buf[8192];
     while (true) {
         pollfd p{fd, POLLIN, 0};
-        if (poll(&p, 1, 10000) <= 0) __builtin_trap();  // the server left the connection open
+        int r = poll(&p, 1, 10000);  // libFuzzer's -timeout alarm interrupts it: retry
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) __builtin_trap();  // the server left the connection open
         ssize_t n = recv(fd, buf, sizeof buf, 0);
         if (n <= 0) return out;
         out.append(buf, std::size_t(n));
