@@ -1,6 +1,7 @@
-// Connection handling under hard limits: a bounded worker pool that answers 503
-// when full, a byte budget and deadline per request, nonblocking I/O with
-// MSG_NOSIGNAL, TLS via OpenSSL, and a lingering close so refusals are read.
+// Connection handling under hard limits: one thread reads requests (TLS handshake
+// included) for every connection, a bounded worker pool serves complete ones and
+// answers 503 when full, a byte budget and deadline per request, nonblocking I/O
+// with MSG_NOSIGNAL, TLS via OpenSSL, and a lingering close so refusals are read.
 #include "hotline/util.hpp"
 #include "http_server.hpp"
 
@@ -26,6 +27,16 @@
 
 namespace hotline::daemon {
 
+// A connection between requests, passed between the HeadReader and a worker;
+// whoever holds it closes it.
+struct Connection {
+    int fd = -1;
+    SSL* ssl = nullptr;      // handshake done once a worker gets it
+    std::string ahead;       // bytes read and not yet served
+    double deadline = 0;     // the request in `ahead` must be complete by then
+    int served = 0;          // requests answered on it
+};
+
 namespace {
 
 int remaining_ms(double deadline) {
@@ -36,23 +47,27 @@ int remaining_ms(double deadline) {
 enum class Limit { kNone, kTooLarge, kTimeout };
 
 // One connection's byte stream, plain or TLS, with per-request budget and deadlines.
+// It starts with the bytes the HeadReader read ahead, and gives back what it read
+// beyond the request (a pipelined next one).  Once the server stops it never waits.
 class GuardedStream final : public httplib::Stream {
 public:
-    GuardedStream(int fd, SSL* ssl, const HttpLimits& l) : fd_(fd), ssl_(ssl), limits_(l) {}
+    GuardedStream(int fd, SSL* ssl, const HttpLimits& l, const std::atomic<bool>& stopping)
+        : fd_(fd), ssl_(ssl), limits_(l), stopping_(stopping) {}
 
-    void begin_request(double read_timeout) {
-        used_ = 0;
+    void begin_request(std::string ahead, double read_deadline) {
+        buf_ = std::move(ahead);
+        pos_ = used_ = 0;
         limit_ = Limit::kNone;
-        read_deadline_ = monotonic_seconds() + read_timeout;
+        read_deadline_ = read_deadline;
         write_deadline_ = 0;
         wrote_ = false;
     }
+    std::string take_ahead() { return buf_.substr(pos_); }
     Limit limit() const { return limit_; }
     bool wrote() const { return wrote_; }
-    bool buffered() const { return pos_ < len_ || (ssl_ && SSL_pending(ssl_) > 0); }
 
     bool is_readable() const override {
-        if (buffered()) return true;
+        if (pos_ < buf_.size() || (ssl_ && SSL_pending(ssl_) > 0)) return true;
         pollfd p{fd_, POLLIN, 0};
         return poll(&p, 1, remaining_ms(read_deadline_)) > 0;
     }
@@ -63,16 +78,16 @@ public:
 
     ssize_t read(char* ptr, size_t size) override {
         if (limit_ != Limit::kNone) return -1;
-        if (pos_ == len_) {
+        if (pos_ == buf_.size()) {
             ssize_t n = fill();
             if (n <= 0) return n;
         }
-        std::size_t take = std::min(size, len_ - pos_);
+        std::size_t take = std::min(size, buf_.size() - pos_);
         if (used_ + take > limits_.max_request_bytes) {
             limit_ = Limit::kTooLarge;
             return -1;
         }
-        std::memcpy(ptr, buf_ + pos_, take);
+        std::memcpy(ptr, buf_.data() + pos_, take);
         pos_ += take;
         used_ += take;
         return ssize_t(take);
@@ -104,8 +119,9 @@ public:
                 wrote_ = true;
                 continue;
             }
+            // Stopping: a response the client does not take at once is dropped.
             pollfd p{fd_, short(want), 0};
-            if (poll(&p, 1, remaining_ms(write_deadline_)) <= 0) return -1;
+            if (stopping_ || poll(&p, 1, remaining_ms(write_deadline_)) <= 0) return -1;
         }
         return ssize_t(size);
     }
@@ -114,47 +130,36 @@ public:
     void get_local_ip_and_port(std::string& ip, int& port) const override { addr(false, ip, port); }
     socket_t socket() const override { return fd_; }
 
-    // TLS handshake within the read deadline.
-    bool handshake() {
-        while (true) {
-            ERR_clear_error();
-            int r = SSL_accept(ssl_);
-            if (r == 1) return true;
-            int e = SSL_get_error(ssl_, r);
-            short want = e == SSL_ERROR_WANT_READ ? POLLIN : e == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
-            if (!want) return false;
-            pollfd p{fd_, want, 0};
-            if (poll(&p, 1, remaining_ms(read_deadline_)) <= 0) return false;
-        }
+private:
+    // Reached only when the request was not complete in the read-ahead (its
+    // deadline passed, the peer half-closed, or it is over the size cap).
+    ssize_t fill() {
+        pos_ = 0;
+        buf_.resize(4096);
+        ssize_t n = fill_raw();
+        buf_.resize(n > 0 ? std::size_t(n) : 0);
+        return n;
     }
 
-private:
-    ssize_t fill() {
-        pos_ = len_ = 0;
+    ssize_t fill_raw() {
         while (true) {
             ssize_t n;
             int want = POLLIN;
             if (ssl_) {
                 ERR_clear_error();
-                int r = SSL_read(ssl_, buf_, int(sizeof buf_));
-                if (r > 0) {
-                    n = r;
-                } else {
-                    int e = SSL_get_error(ssl_, r);
-                    if (e == SSL_ERROR_ZERO_RETURN) return 0;
-                    if (e == SSL_ERROR_WANT_WRITE) want = POLLOUT;
-                    else if (e != SSL_ERROR_WANT_READ) return -1;
-                    n = -1;
-                }
+                int r = SSL_read(ssl_, buf_.data(), int(buf_.size()));
+                if (r > 0) return r;
+                int e = SSL_get_error(ssl_, r);
+                if (e == SSL_ERROR_ZERO_RETURN) return 0;
+                if (e == SSL_ERROR_WANT_WRITE) want = POLLOUT;
+                else if (e != SSL_ERROR_WANT_READ) return -1;
+                n = -1;
             } else {
-                n = ::recv(fd_, buf_, sizeof buf_, 0);
-                if (n == 0) return 0;
-                if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
+                n = ::recv(fd_, buf_.data(), buf_.size(), 0);
+                if (n >= 0) return n;
+                if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
             }
-            if (n > 0) {
-                len_ = std::size_t(n);
-                return n;
-            }
+            if (stopping_) return -1;
             pollfd p{fd_, short(want), 0};
             int pr = poll(&p, 1, remaining_ms(read_deadline_));
             if (pr == 0) {
@@ -189,8 +194,9 @@ private:
     int fd_;
     SSL* ssl_;
     const HttpLimits& limits_;
-    char buf_[4096];
-    std::size_t pos_ = 0, len_ = 0, used_ = 0;
+    const std::atomic<bool>& stopping_;
+    std::string buf_;
+    std::size_t pos_ = 0, used_ = 0;
     Limit limit_ = Limit::kNone;
     double read_deadline_ = 0, write_deadline_ = 0;
     bool wrote_ = false;
@@ -202,34 +208,31 @@ struct ConnState {
     bool close_after = false;  // a malformed request: do not read another from this peer
 };
 thread_local ConnState* t_conn = nullptr;
-thread_local bool t_shed = false;
 
-// Fixed workers and a bounded queue.  A connection that finds both full is handed
-// (on the accepting thread, without blocking it) to the Rejector.
-class BoundedPool final : public httplib::TaskQueue {
+}  // namespace
+
+// Fixed workers and a bounded queue of complete requests.  A job that waited past
+// kQueueDeadlineSeconds, or is still queued when the pool stops, runs with
+// `late` set: it answers 503 at once (no worker time for slow peers ahead of it,
+// no wait at SIGTERM).
+class BoundedPool {
 public:
-    BoundedPool(int workers, int queued, std::atomic<std::size_t>& pending)
-        : queued_(std::size_t(queued)), pending_(pending) {
+    using Job = std::function<void(bool late)>;
+    BoundedPool(int workers, int queued) : queued_(std::size_t(queued)) {
         for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
     }
-    ~BoundedPool() override { shutdown(); }
+    ~BoundedPool() { shutdown(); }
 
-    void enqueue(std::function<void()> fn) override {
-        {
-            std::lock_guard<std::mutex> lk(mu_);
-            if (!stop_ && jobs_.size() < idle_ + queued_) {
-                jobs_.push_back({std::move(fn), monotonic_seconds()});
-                pending_ = jobs_.size();
-                cv_.notify_one();
-                return;
-            }
-        }
-        t_shed = true;
-        fn();
-        t_shed = false;
+    // Never blocks; false when every worker is busy and the queue is full.
+    bool try_enqueue(Job fn) {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (stop_ || jobs_.size() >= idle_ + queued_) return false;
+        jobs_.push_back({std::move(fn), monotonic_seconds()});
+        cv_.notify_one();
+        return true;
     }
 
-    void shutdown() override {
+    void shutdown() {
         {
             std::lock_guard<std::mutex> lk(mu_);
             if (stop_ && threads_.empty()) return;
@@ -241,13 +244,10 @@ public:
     }
 
 private:
-    // A connection that waited past kQueueDeadlineSeconds, or that is still queued
-    // when the server stops, is handed to the Rejector (503, no worker time): slow
-    // clients ahead of it must not make it wait without bound, nor delay SIGTERM.
     void work() {
         while (true) {
-            Job job;
-            bool reject = false;
+            Queued job;
+            bool late = false;
             {
                 std::unique_lock<std::mutex> lk(mu_);
                 ++idle_;
@@ -256,37 +256,71 @@ private:
                 if (jobs_.empty()) return;  // stopping and drained
                 job = std::move(jobs_.front());
                 jobs_.pop_front();
-                pending_ = jobs_.size();
-                reject = stop_ || monotonic_seconds() - job.queued_at > kQueueDeadlineSeconds;
+                late = stop_ || monotonic_seconds() - job.queued_at > kQueueDeadlineSeconds;
             }
-            t_shed = reject;
-            job.fn();
-            t_shed = false;
+            job.fn(late);
         }
     }
 
     static constexpr double kQueueDeadlineSeconds = 1.0;
-    struct Job {
-        std::function<void()> fn;
+    struct Queued {
+        Job fn;
         double queued_at = 0;
     };
 
     std::size_t queued_;
-    std::atomic<std::size_t>& pending_;
     std::mutex mu_;
     std::condition_variable cv_;
-    std::deque<Job> jobs_;
+    std::deque<Queued> jobs_;
     std::vector<std::thread> threads_;
     std::size_t idle_ = 0;
     bool stop_ = false;
 };
 
+namespace {
+
+// httplib's accept loop hands each socket to its task queue: this one runs the
+// hand-off inline (it only queues the socket for the HeadReader, never blocks) and
+// tells the server when the loop has ended, so shutdown starts at once.
+class InlineQueue final : public httplib::TaskQueue {
+public:
+    explicit InlineQueue(std::function<void()> on_shutdown) : on_shutdown_(std::move(on_shutdown)) {}
+    void enqueue(std::function<void()> fn) override { fn(); }
+    void shutdown() override { on_shutdown_(); }
+
+private:
+    std::function<void()> on_shutdown_;
+};
+
+// A self-pipe that wakes a poll loop.
+struct Waker {
+    int fds[2] = {-1, -1};
+    Waker() {
+        if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) fds[0] = fds[1] = -1;
+    }
+    ~Waker() {
+        if (fds[0] >= 0) ::close(fds[0]);
+        if (fds[1] >= 0) ::close(fds[1]);
+    }
+    bool ok() const { return fds[0] >= 0; }
+    void poke() const {
+        char b = 1;
+        if (fds[1] >= 0) [[maybe_unused]] auto r = ::write(fds[1], &b, 1);
+    }
+    void drain() const {
+        char sink[64];
+        while (::read(fds[0], sink, sizeof sink) > 0) {
+        }
+    }
+};
 
 }  // namespace
 
 // One thread multiplexing refused connections: over TLS finish the handshake
 // first (nonblocking, with its own deadline), then read the request head (bounded
-// bytes and time), answer 503 with Retry-After, half-close, drain, close.  It holds
+// bytes and time), answer 503 with Retry-After, half-close, drain, close.  A
+// connection whose request was already read starts at the answer; one that was
+// answered by a worker comes here only for the lingering close.  It holds
 // at most kMaxPlain connections, or kMaxTls when serving TLS (each of those holds an
 // SSL session and costs this thread a handshake); beyond that a connection is
 // closed unanswered.  Every state has a deadline, so a silent or slow client holds
@@ -295,32 +329,34 @@ class Rejector {
 public:
     Rejector(HttpRejections& rej, std::size_t max_bytes, SSL_CTX* tls)
         : rej_(rej), max_bytes_(max_bytes), tls_(tls), cap_(tls ? kMaxTls : kMaxPlain) {
-        if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
         thread_ = std::thread([this] { loop(); });
     }
     ~Rejector() {
         stop_ = true;
-        poke();
+        wake_.poke();
         thread_.join();
         for (auto& c : conns_) finish(c);
-        for (int fd : incoming_) ::close(fd);
-        if (wake_[0] >= 0) ::close(wake_[0]);
-        if (wake_[1] >= 0) ::close(wake_[1]);
+        for (auto& c : incoming_) finish(c);
     }
 
-    // Called on the accepting thread or a worker: never blocks, never does TLS work.
+    // These never block and never do TLS work.  A fresh connection: 503.
     void take(int fd) {
         ++rej_.busy;
-        {
-            std::lock_guard<std::mutex> lk(mu_);
-            if (count_ < cap_ && wake_[1] >= 0) {
-                ++count_;
-                incoming_.push_back(fd);
-                poke();
-                return;
-            }
+        enqueue(make_conn(fd, nullptr, tls_ ? State::kHandshake : State::kReading));
+    }
+    // A connection (TLS already set up) whose request was read: 503.
+    void answer_busy(int fd, SSL* ssl) {
+        ++rej_.busy;
+        enqueue(make_conn(fd, ssl, State::kWriting));
+    }
+    // An answered connection: close_notify, half-close, drain, close.
+    void linger(int fd, SSL* ssl) {
+        if (ssl) {
+            SSL_shutdown(ssl);  // its answer is not awaited
+            SSL_free(ssl);
         }
-        ::close(fd);
+        ::shutdown(fd, SHUT_WR);
+        enqueue(make_conn(fd, nullptr, State::kDraining));
     }
 
     static constexpr std::size_t kMaxPlain = 256;
@@ -343,9 +379,25 @@ private:
     };
     enum : ssize_t { kWouldBlock = -1, kFailed = -2 };
 
-    void poke() {
-        char b = 1;
-        if (wake_[1] >= 0) [[maybe_unused]] auto r = ::write(wake_[1], &b, 1);
+    static Conn make_conn(int fd, SSL* ssl, State state) {
+        Conn c;
+        c.fd = fd;
+        c.ssl = ssl;
+        c.state = state;
+        return c;
+    }
+
+    void enqueue(Conn c) {
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            if (count_ < cap_ && wake_.ok()) {
+                ++count_;
+                incoming_.push_back(c);
+                wake_.poke();
+                return;
+            }
+        }
+        finish(c);
     }
 
     static void finish(Conn& c) {
@@ -460,18 +512,19 @@ private:
         }
     }
 
-    void admit(int fd, double now) {
-        Conn c;
-        c.fd = fd;
-        if (!tls_) {
-            c.deadline = now + kReadSeconds;
+    void admit(Conn c, double now) {
+        c.want = c.state == State::kWriting ? POLLOUT : POLLIN;
+        c.deadline = now + (c.state == State::kWriting  ? kWriteSeconds
+                            : c.state == State::kDraining ? kDrainSeconds
+                                                          : kReadSeconds);
+        if (c.state != State::kHandshake) {
             conns_.push_back(std::move(c));
             return;
         }
         SSL* ssl = SSL_new(tls_);
-        if (!ssl || SSL_set_fd(ssl, fd) != 1) {
+        if (!ssl || SSL_set_fd(ssl, c.fd) != 1) {
             if (ssl) SSL_free(ssl);
-            ::close(fd);
+            ::close(c.fd);
             std::lock_guard<std::mutex> lk(mu_);
             --count_;
             return;
@@ -488,26 +541,22 @@ private:
 
     void loop() {
         std::vector<pollfd> pfds;
-        std::vector<int> fresh;
+        std::vector<Conn> fresh;
         while (!stop_) {
             {
                 std::lock_guard<std::mutex> lk(mu_);
                 fresh.swap(incoming_);
             }
-            for (int fd : fresh) admit(fd, monotonic_seconds());
+            for (auto& c : fresh) admit(c, monotonic_seconds());
             fresh.clear();
-            pfds.assign(1, pollfd{wake_[0], POLLIN, 0});
+            pfds.assign(1, pollfd{wake_.fds[0], POLLIN, 0});
             double next = monotonic_seconds() + 1.0;
             for (auto& c : conns_) {
                 pfds.push_back({c.fd, c.want, 0});
                 next = std::min(next, c.deadline);
             }
             poll(pfds.data(), pfds.size(), remaining_ms(next));
-            if (pfds[0].revents & POLLIN) {
-                char sink[64];
-                while (::read(wake_[0], sink, sizeof sink) > 0) {
-                }
-            }
+            if (pfds[0].revents & POLLIN) wake_.drain();
             double now = monotonic_seconds();
             std::size_t closed = 0;
             for (std::size_t i = 0; i < conns_.size(); ++i) {
@@ -530,14 +579,244 @@ private:
     std::size_t max_bytes_;
     SSL_CTX* tls_;
     std::size_t cap_;
-    int wake_[2] = {-1, -1};
+    Waker wake_;
     std::thread thread_;
     std::atomic<bool> stop_{false};
     std::mutex mu_;
-    std::vector<int> incoming_;
+    std::vector<Conn> incoming_;
     std::size_t count_ = 0;  // incoming_ + conns_
     std::vector<Conn> conns_;
 };
+
+namespace {
+
+// Whether `ahead` holds a whole request: the head up to its blank line, plus the
+// body its Content-Length announces, or a chunked body up to its last chunk.
+// Anything this misjudges is still bounded by the worker's read deadline.
+bool request_complete(const std::string& ahead, std::size_t max_bytes) {
+    std::size_t end = ahead.find("\r\n\r\n");
+    if (end == std::string::npos) return false;
+    std::string head = ahead.substr(0, end + 2);
+    std::transform(head.begin(), head.end(), head.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+    std::size_t body = ahead.size() - (end + 4);
+    if (head.find("\r\ntransfer-encoding:") != std::string::npos)
+        return ahead.size() >= end + 9 && ahead.compare(ahead.size() - 5, 5, "0\r\n\r\n") == 0;
+    std::size_t at = head.find("\r\ncontent-length:");
+    if (at == std::string::npos) return true;
+    char* stop = nullptr;
+    unsigned long long length = std::strtoull(head.c_str() + at + 17, &stop, 10);
+    // An unreadable or oversized length is the worker's to refuse.
+    return stop == head.c_str() + at + 17 || length > max_bytes || body >= length;
+}
+
+}  // namespace
+
+// Reads requests for every connection on one thread with nonblocking I/O (the
+// TLS handshake included), so a worker only gets a connection whose request is
+// complete or already decided: over the size cap, past its deadline (408), or cut
+// short by the peer (400).  Slow or silent clients therefore hold a slot here,
+// not a worker.  At most max_connections connections (new, being read, or idle
+// between keep-alive requests); stop() closes them all at once.
+class HeadReader {
+public:
+    using Ready = std::function<void(Connection&&)>;
+
+    HeadReader(const HttpLimits& limits, SSL_CTX* tls, HttpRejections& rej, Ready ready)
+        : limits_(limits), tls_(tls), rej_(rej), ready_(std::move(ready)) {
+        thread_ = std::thread([this] { loop(); });
+    }
+    ~HeadReader() { stop(); }
+
+    // False when full or stopped: the caller keeps the socket.
+    bool admit_new(int fd) {
+        Connection c;
+        c.fd = fd;
+        c.deadline = monotonic_seconds() + limits_.read_timeout;
+        return enqueue({std::move(c), tls_ ? Phase::kHandshake : Phase::kReading}, true);
+    }
+    // A connection between keep-alive requests; false when full or stopped (the
+    // caller keeps it).
+    bool admit_idle(Connection& c) {
+        bool idle = c.ahead.empty();
+        c.deadline = monotonic_seconds() + (idle ? limits_.keep_alive_timeout : limits_.read_timeout);
+        return enqueue({std::move(c), idle ? Phase::kIdle : Phase::kReading}, false);
+    }
+
+    void stop() {
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            if (stop_) return;
+            stop_ = true;
+        }
+        wake_.poke();
+        thread_.join();
+        for (auto& e : entries_) close_entry(e);
+        for (auto& e : incoming_) close_entry(e);
+    }
+
+private:
+    enum class Phase { kHandshake, kIdle, kReading };
+    struct Entry {
+        Connection c;
+        Phase phase = Phase::kReading;
+        short want = POLLIN;
+        bool kick = true;  // step before waiting: TLS may hold decrypted bytes poll cannot see
+    };
+    enum class Verdict { kWait, kReady, kClose };
+    enum : ssize_t { kWouldBlock = -1, kFailed = -2 };
+
+    bool enqueue(Entry e, bool fresh) {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (stop_ || count_ >= std::size_t(limits_.max_connections) || !wake_.ok()) return false;
+        if (fresh && tls_ && !attach_tls(e.c)) return true;  // closed
+        ++count_;
+        incoming_.push_back(std::move(e));
+        wake_.poke();
+        return true;
+    }
+
+    bool attach_tls(Connection& c) {
+        SSL* ssl = SSL_new(tls_);
+        if (!ssl || SSL_set_fd(ssl, c.fd) != 1) {
+            if (ssl) SSL_free(ssl);
+            ::close(c.fd);
+            return false;
+        }
+        c.ssl = ssl;
+        return true;
+    }
+
+    static void close_entry(Entry& e) {
+        if (e.c.ssl) SSL_free(e.c.ssl);
+        if (e.c.fd >= 0) ::close(e.c.fd);
+        e.c.ssl = nullptr;
+        e.c.fd = -1;
+    }
+
+    ssize_t read_some(Entry& e, char* buf, std::size_t len) {
+        if (e.c.ssl) {
+            ERR_clear_error();
+            int r = SSL_read(e.c.ssl, buf, int(len));
+            if (r > 0) return r;
+            switch (SSL_get_error(e.c.ssl, r)) {
+                case SSL_ERROR_ZERO_RETURN: return 0;
+                case SSL_ERROR_WANT_READ: e.want = POLLIN; return kWouldBlock;
+                case SSL_ERROR_WANT_WRITE: e.want = POLLOUT; return kWouldBlock;
+                default: return kFailed;
+            }
+        }
+        e.want = POLLIN;
+        ssize_t n = ::recv(e.c.fd, buf, len, 0);
+        if (n >= 0) return n;
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? kWouldBlock : kFailed;
+    }
+
+    Verdict handshake(Entry& e, double now) {
+        ERR_clear_error();
+        int r = SSL_accept(e.c.ssl);
+        if (r == 1) {
+            e.phase = Phase::kReading;
+            return Verdict::kReady;  // go on reading
+        }
+        int err = SSL_get_error(e.c.ssl, r);
+        if ((err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) && now < e.c.deadline) {
+            e.want = err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+            return Verdict::kWait;
+        }
+        ++rej_.tls_handshake;
+        return Verdict::kClose;
+    }
+
+    // Reads what is there (up to just past the size cap) and judges the request.
+    Verdict read_request(Entry& e, double now) {
+        char buf[4096];
+        std::string& ahead = e.c.ahead;
+        while (ahead.size() <= limits_.max_request_bytes) {
+            ssize_t n = read_some(e, buf, sizeof buf);
+            if (n == kFailed) return Verdict::kClose;
+            if (n == 0) return ahead.empty() ? Verdict::kClose : Verdict::kReady;
+            if (n == kWouldBlock) break;
+            if (e.phase == Phase::kIdle) {
+                e.phase = Phase::kReading;
+                e.c.deadline = now + limits_.read_timeout;
+            }
+            ahead.append(buf, std::size_t(n));
+        }
+        if (ahead.size() > limits_.max_request_bytes || request_complete(ahead, limits_.max_request_bytes))
+            return Verdict::kReady;
+        if (now < e.c.deadline) return Verdict::kWait;
+        return e.phase == Phase::kIdle ? Verdict::kClose : Verdict::kReady;  // late: the worker answers 408
+    }
+
+    Verdict advance(Entry& e, double now) {
+        if (e.phase == Phase::kHandshake) {
+            Verdict v = handshake(e, now);
+            if (v != Verdict::kReady) return v;
+        }
+        return read_request(e, now);
+    }
+
+    // Steps the entries that are due; hands over or closes those that are done.
+    void sweep(const std::vector<pollfd>& pfds, double now) {
+        std::size_t done = 0;
+        for (std::size_t i = 0; i < entries_.size(); ++i) {
+            Entry& e = entries_[i];
+            if (!e.kick && !pfds[i + 1].revents && now < e.c.deadline) continue;
+            e.kick = false;
+            Verdict v = advance(e, now);
+            if (v == Verdict::kWait) continue;
+            if (v == Verdict::kReady) {
+                ready_(std::move(e.c));
+                e.c.fd = -1;
+                e.c.ssl = nullptr;
+            } else {
+                close_entry(e);
+            }
+            ++done;
+        }
+        if (!done) return;
+        entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [](auto& e) { return e.c.fd < 0; }),
+                       entries_.end());
+        std::lock_guard<std::mutex> lk(mu_);
+        count_ -= done;
+    }
+
+    void loop() {
+        std::vector<pollfd> pfds;
+        while (true) {
+            bool kicked = false;
+            {
+                std::lock_guard<std::mutex> lk(mu_);
+                if (stop_) return;
+                for (auto& e : incoming_) entries_.push_back(std::move(e));
+                incoming_.clear();
+            }
+            pfds.assign(1, pollfd{wake_.fds[0], POLLIN, 0});
+            double next = monotonic_seconds() + 1.0;
+            for (auto& e : entries_) {
+                pfds.push_back({e.c.fd, e.want, 0});
+                next = std::min(next, e.c.deadline);
+                kicked |= e.kick;
+            }
+            poll(pfds.data(), pfds.size(), kicked ? 0 : remaining_ms(next));
+            if (pfds[0].revents & POLLIN) wake_.drain();
+            sweep(pfds, monotonic_seconds());
+        }
+    }
+
+    const HttpLimits& limits_;
+    SSL_CTX* tls_;
+    HttpRejections& rej_;
+    Ready ready_;
+    Waker wake_;
+    std::thread thread_;
+    std::mutex mu_;
+    bool stop_ = false;
+    std::vector<Entry> incoming_;
+    std::size_t count_ = 0;  // incoming_ + entries_
+    std::vector<Entry> entries_;
+};
+
 
 namespace {
 
@@ -554,43 +833,6 @@ const char* reason_phrase(int status) {
         case 503: return "Service Unavailable";
         default: return "Error";
     }
-}
-
-// Half-close, then read what the peer still sends for a moment, so it sees our
-// answer instead of a reset caused by unread request bytes.
-void lingering_close(int fd, SSL* ssl) {
-    if (ssl) {
-        SSL_shutdown(ssl);
-        SSL_free(ssl);
-    }
-    ::shutdown(fd, SHUT_WR);
-    double deadline = monotonic_seconds() + 0.5;
-    std::size_t drained = 0;
-    char sink[4096];
-    while (drained < (256u << 10)) {
-        pollfd p{fd, POLLIN, 0};
-        if (poll(&p, 1, remaining_ms(deadline)) <= 0) break;
-        ssize_t n = ::recv(fd, sink, sizeof sink, 0);
-        if (n <= 0 && !(n < 0 && errno == EINTR)) break;
-        if (n > 0) drained += std::size_t(n);
-    }
-    ::close(fd);
-}
-
-// Idle between requests: gives the worker up early when `give_up` says so
-// (the server stops, or other connections are waiting).
-template <class GiveUp>
-bool wait_for_next_request(GuardedStream& strm, socket_t sock, double keep_alive_timeout, GiveUp give_up) {
-    double deadline = monotonic_seconds() + keep_alive_timeout;
-    bool ready = strm.buffered();
-    while (!ready && monotonic_seconds() < deadline) {
-        if (give_up()) break;
-        pollfd p{sock, POLLIN, 0};
-        int r = poll(&p, 1, std::min(remaining_ms(deadline), 100));
-        if (r < 0 && errno != EINTR) break;
-        ready = r > 0;
-    }
-    return ready;
 }
 
 void answer_limit_breach(GuardedStream& strm, HttpRejections& rejections) {
@@ -643,8 +885,11 @@ std::string TlsContext::load(const std::string& cert_pem, const std::string& key
 
 GuardedServer::GuardedServer(const HttpLimits& limits, HttpRejections& rejections, SSL_CTX* tls)
     : limits_(limits), rejections_(rejections), tls_(tls),
-      rejector_(std::make_unique<Rejector>(rejections, limits.max_request_bytes, tls)) {
-    new_task_queue = [this] { return new BoundedPool(limits_.workers, limits_.queued, pending_); };
+      rejector_(std::make_unique<Rejector>(rejections, limits.max_request_bytes, tls)),
+      pool_(std::make_unique<BoundedPool>(limits.workers, limits.queued)),
+      reader_(std::make_unique<HeadReader>(limits_, tls, rejections,
+                                           [this](Connection&& c) { hand_to_worker(std::move(c)); })) {
+    new_task_queue = [this] { return new InlineQueue([this] { stop_serving(); }); };
     set_payload_max_length(limits_.max_request_bytes);
     // Only the Keep-Alive response header reads these; our loop enforces them.
     set_keep_alive_max_count(std::size_t(limits_.max_requests_per_connection));
@@ -694,7 +939,15 @@ GuardedServer::GuardedServer(const HttpLimits& limits, HttpRejections& rejection
     }));
 }
 
-GuardedServer::~GuardedServer() = default;
+GuardedServer::~GuardedServer() { stop_serving(); }
+
+// Connections being read are closed, queued requests get 503, a response in
+// flight is finished only if the client takes it at once.
+void GuardedServer::stop_serving() {
+    stopping_ = true;
+    reader_->stop();
+    pool_->shutdown();
+}
 
 void GuardedServer::raise_backlog(int backlog) {
     socket_t s = svr_sock_;
@@ -703,51 +956,46 @@ void GuardedServer::raise_backlog(int backlog) {
 
 void GuardedServer::require_basic_auth(std::vector<AuthUser> users) { auth_users_ = std::move(users); }
 
+// On httplib's accepting thread: queue the socket for the HeadReader, or refuse it.
 bool GuardedServer::process_and_close_socket(socket_t sock) {
     int fl = fcntl(sock, F_GETFL);
     if (fl >= 0) fcntl(sock, F_SETFL, fl | O_NONBLOCK);
-    if (t_shed) {
-        rejector_->take(sock);
-        return true;
-    }
+    if (!reader_->admit_new(sock)) rejector_->take(sock);
+    return true;
+}
+
+// On the HeadReader's thread: never blocks.
+void GuardedServer::hand_to_worker(Connection&& c) {
+    auto held = std::make_shared<Connection>(std::move(c));
+    bool queued = pool_->try_enqueue([this, held](bool late) {
+        if (late) rejector_->answer_busy(held->fd, held->ssl);
+        else serve_request(*held);
+    });
+    if (!queued) rejector_->answer_busy(held->fd, held->ssl);
+}
+
+// One request on a worker; then the connection goes back to the HeadReader to
+// wait for the next one, or to the Rejector for a lingering close.
+void GuardedServer::serve_request(Connection& c) {
     ConnState st;
-    SSL* ssl = nullptr;
-    if (tls_) {
-        ssl = SSL_new(tls_);
-        if (!ssl || SSL_set_fd(ssl, sock) != 1) {
-            if (ssl) SSL_free(ssl);
-            ::close(sock);
-            return false;
-        }
-    }
-    GuardedStream strm(sock, ssl, limits_);
+    GuardedStream strm(c.fd, c.ssl, limits_, stopping_);
     st.stream = &strm;
     t_conn = &st;
-    double read_timeout = limits_.read_timeout;
-
-    bool ok = true;
-    strm.begin_request(read_timeout);
-    if (ssl && !strm.handshake()) {
-        ++rejections_.tls_handshake;
-        ok = false;
-    }
-    for (int n = 0; ok && n < limits_.max_requests_per_connection; ++n) {
-        auto give_up = [&] { return svr_sock_ == INVALID_SOCKET || pending_ > 0; };
-        if (n > 0 && !wait_for_next_request(strm, sock, limits_.keep_alive_timeout, give_up)) break;
-        strm.begin_request(read_timeout);
-        bool last = n + 1 == limits_.max_requests_per_connection || svr_sock_ == INVALID_SOCKET;
-        bool closed = false;
-        ok = process_request(strm, last, closed, [&](httplib::Request& req) {
-            strm.get_remote_ip_and_port(req.remote_addr, req.remote_port);
-            strm.get_local_ip_and_port(req.local_addr, req.local_port);
-        });
-        // httplib gives up silently when the request line itself breaks a limit.
-        if (!ok && !strm.wrote() && strm.limit() != Limit::kNone) answer_limit_breach(strm, rejections_);
-        if (!ok || closed || last || st.close_after) break;
-    }
+    strm.begin_request(std::move(c.ahead), c.deadline);
+    bool last = ++c.served >= limits_.max_requests_per_connection || stopping_;
+    bool closed = false;
+    bool ok = process_request(strm, last, closed, [&](httplib::Request& req) {
+        strm.get_remote_ip_and_port(req.remote_addr, req.remote_port);
+        strm.get_local_ip_and_port(req.local_addr, req.local_port);
+    });
+    // httplib gives up silently when the request line itself breaks a limit.
+    if (!ok && !strm.wrote() && strm.limit() != Limit::kNone) answer_limit_breach(strm, rejections_);
     t_conn = nullptr;
-    lingering_close(sock, ssl);
-    return ok;
+    if (ok && !closed && !last && !st.close_after) {
+        c.ahead = strm.take_ahead();
+        if (reader_->admit_idle(c)) return;
+    }
+    rejector_->linger(c.fd, c.ssl);
 }
 
 }  // namespace hotline::daemon

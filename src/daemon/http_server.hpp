@@ -1,6 +1,7 @@
 // The daemon's HTTP(S) server: cpp-httplib routing over our own connection loop,
-// which enforces request-size caps, whole-request deadlines, bounded concurrency
-// (503 beyond it) and TLS, and never raises SIGPIPE.
+// which reads requests on one event-driven thread (so slow clients never hold a
+// worker), enforces request-size caps, whole-request deadlines, bounded
+// concurrency (503 beyond it) and TLS, and never raises SIGPIPE.
 #pragma once
 
 #include <httplib.h>
@@ -39,6 +40,9 @@ private:
 };
 
 class Rejector;
+class BoundedPool;
+class HeadReader;
+struct Connection;
 
 class GuardedServer final : public httplib::Server {
 public:
@@ -48,16 +52,24 @@ public:
     // After bind: a deeper accept queue than httplib's, so bursts wait in the kernel
     // for our accept loop (which never blocks) instead of retrying SYNs.
     void raise_backlog(int backlog);
+    // Serves a connected socket as if accepted (the HTTP fuzz target's way in).
+    void serve_socket(int fd) { process_and_close_socket(fd); }
 
 private:
     bool process_and_close_socket(socket_t sock) override;
+    void hand_to_worker(Connection&& c);
+    void serve_request(Connection& c);
+    void stop_serving();
 
     HttpLimits limits_;
     HttpRejections& rejections_;
     SSL_CTX* tls_;
     std::vector<AuthUser> auth_users_;
-    std::atomic<std::size_t> pending_{0};  // connections queued for a worker
-    std::unique_ptr<Rejector> rejector_;   // answers 503 to connections beyond the queue
+    std::atomic<bool> stopping_{false};
+    // Destroyed in reverse: the reader and the workers hand connections to the rejector.
+    std::unique_ptr<Rejector> rejector_;  // 503s beyond the limits, and lingering closes
+    std::unique_ptr<BoundedPool> pool_;   // workers for complete requests
+    std::unique_ptr<HeadReader> reader_;  // reads requests without holding a worker
 };
 
 }  // namespace hotline::daemon

@@ -213,14 +213,16 @@ void read_metrics(Reading& r, const TomlValue& v) {
 void read_http(Reading& r, const TomlValue& v) {
     HttpLimits& h = r.cfg.http;
     each_key(r.errs, "http", v,
-             {"max_concurrent", "max_queued", "read_timeout", "write_timeout", "keep_alive_timeout",
-              "max_request_bytes"},
+             {"max_concurrent", "max_queued", "max_connections", "read_timeout", "write_timeout",
+              "keep_alive_timeout", "max_request_bytes"},
              [&](std::string_view k, const TomlValue& hv) {
                  std::string path = fmt::format("http.{}", k);
                  if (k == "max_concurrent") {
                      if (auto i = r.errs.integer(hv, path, 1, 256)) h.workers = int(*i);
                  } else if (k == "max_queued") {
                      if (auto i = r.errs.integer(hv, path, 0, 4096)) h.queued = int(*i);
+                 } else if (k == "max_connections") {
+                     if (auto i = r.errs.integer(hv, path, 1, 4096)) h.max_connections = int(*i);
                  } else if (k == "read_timeout") {
                      if (auto d = duration(r.errs, path, hv, 0.01, 3600)) h.read_timeout = *d;
                  } else if (k == "write_timeout") {

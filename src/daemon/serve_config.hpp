@@ -44,7 +44,10 @@ struct ServeTarget {
 // The HTTP server's limits ([http] in the file).
 struct HttpLimits {
     int workers = 4;                // requests served at once (max_concurrent)
-    int queued = 16;                // accepted connections waiting for a worker; beyond: 503 (max_queued)
+    int queued = 16;                // complete requests waiting for a worker; beyond: 503 (max_queued)
+    // Connections whose request is still arriving (or idle between keep-alive
+    // requests), read by one thread without a worker; beyond: 503 (max_connections).
+    int max_connections = 256;
     double read_timeout = 5;        // whole request (line, headers, body) must arrive in this
     double write_timeout = 10;      // whole response must leave in this
     double keep_alive_timeout = 5;  // idle wait for the next request on a connection

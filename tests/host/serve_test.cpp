@@ -148,10 +148,10 @@ public:
     pid_t pid() const { return pid_; }
     std::string log() const { return slurp(log_); }
     const std::string& dir() const { return dir_; }
-    // SIGTERM and wait; returns the exit status.
-    int stop() {
+    // SIGTERM and wait up to `secs`; returns the exit status, -1 if still running.
+    int stop(double secs = 15) {
         kill(pid_, SIGTERM);
-        int rc = wait_exit(pid_, 15);
+        int rc = wait_exit(pid_, secs);
         if (rc >= 0) pid_ = -1;
         return rc;
     }
@@ -531,6 +531,86 @@ TEST(ServeHost, StrictFailsWhenATargetCannotAttach) {
     fs::remove_all(dir);
 }
 
+// One connection serves several requests: pipelined ones, and one sent after an
+// idle pause (the connection waits without a worker); an idle connection is
+// closed after keep_alive_timeout.
+TEST(ServeHost, KeepAliveServesPipelinedAndLaterRequests) {
+    Daemon d(std::string(kQueueWorkConfig) + "[http]\nkeep_alive_timeout = \"1s\"\n");
+    ASSERT_TRUE(d.up()) << d.log();
+    int fd = connect_to(d.port());
+    ASSERT_GE(fd, 0);
+    const std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    std::string two = req + req;
+    ASSERT_EQ(send(fd, two.data(), two.size(), MSG_NOSIGNAL), ssize_t(two.size()));
+    std::string got;
+    char buf[4096];
+    // Whole 200 responses so far (each ends with its body "ok\n").
+    auto count_ok = [&] {
+        std::size_t n = 0;
+        for (auto at = got.find("HTTP/1.1 200"); at != std::string::npos; at = got.find("HTTP/1.1 200", at + 1))
+            n += got.find("\r\n\r\nok\n", at) != std::string::npos;
+        return n;
+    };
+    while (count_ok() < 2) {
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        ASSERT_GT(n, 0) << got;
+        got.append(buf, std::size_t(n));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
+    while (count_ok() < 3) {
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        ASSERT_GT(n, 0) << got;
+        got.append(buf, std::size_t(n));
+    }
+    // Then idle: the daemon closes it (a timeout here would be -1: SO_RCVTIMEO is 30 s).
+    EXPECT_EQ(recv(fd, buf, sizeof buf, 0), 0);
+    close(fd);
+}
+
+// Clients that connect and then send their request one byte a second, or nothing,
+// must hold neither the workers nor shutdown: scrapes alongside them succeed and
+// SIGTERM ends the daemon within the bound the daemon promises (3 s).
+TEST(ServeHost, SlowClientsStarveNoScrapeAndDoNotDelaySigterm) {
+    Daemon d(std::string(kQueueWorkConfig) + "[http]\nread_timeout = \"60s\"\n");
+    ASSERT_TRUE(d.up()) << d.log();
+    constexpr int kSlow = 40, kScrapes = 10;
+    std::vector<int> slow;
+    for (int i = 0; i < kSlow; ++i) slow.push_back(connect_to(d.port()));
+    for (int fd : slow) ASSERT_GE(fd, 0);
+    std::atomic<bool> done{false};
+    std::thread trickle([&] {
+        const std::string head = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+        for (std::size_t at = 0; !done && at + 1 < head.size(); ++at) {
+            for (int i = 0; i < kSlow; i += 2) send(slow[std::size_t(i)], head.data() + at, 1, MSG_NOSIGNAL);
+            for (int t = 0; t < 10 && !done; ++t) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    int ok = 0;
+    for (int i = 0; i < kScrapes; ++i) {
+        std::string r = get(d.port(), "/metrics");
+        ok += status_of(r) == 200 && body_of(r).find("hotline_calls_total") != std::string::npos;
+    }
+    EXPECT_GE(ok, 9) << ok << " of " << kScrapes << " scrapes succeeded beside " << kSlow << " slow clients";
+    // The slow clients still hold their connections: nothing was answered or closed.
+    int held = 0;
+    for (int fd : slow) {
+        char b;
+        held += recv(fd, &b, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+    }
+    EXPECT_EQ(held, kSlow);
+    auto t0 = Clock::now();
+    int rc = d.stop(3.0);
+    double took = std::chrono::duration<double>(Clock::now() - t0).count();
+    done = true;
+    trickle.join();
+    EXPECT_EQ(rc, 0) << "serve did not exit within 3 s of SIGTERM under " << kSlow << " slow clients";
+    std::printf("%d of %d scrapes succeeded beside %d slow clients; SIGTERM to exit: %.2f s\n", ok, kScrapes,
+                kSlow, took);
+    for (int fd : slow) close(fd);
+}
+
 TEST(ServeHost, SigtermDetachesEverythingAndSystemdIsTold) {
     std::string dir = make_tempdir();
     std::string sock_path = dir + "/notify.sock";
@@ -671,9 +751,9 @@ std::vector<TlsScrape> concurrent_tls_gets(int port, int n) {
 }  // namespace
 
 // Over-limit TLS clients get an HTTP 503 inside TLS, silent clients cannot pin the
-// rejecting path, and serving goes on.  One worker and no queue: a silent connection
-// held by the worker in its handshake (read_timeout 60 s) makes every later
-// connection over the limit until we close it.
+// rejecting path, and serving goes on.  Room for one connection being read, one
+// worker and no queue: a silent connection held in its handshake (read_timeout
+// 60 s) makes every later connection over the limit until we close it.
 TEST(ServeHost, TlsOverLimitGets503OverTls) {
     if (!have("openssl")) GTEST_SKIP() << "openssl not installed";
     // A TLS write to a connection the daemon closed must fail the test, not kill it.
@@ -687,7 +767,8 @@ TEST(ServeHost, TlsOverLimitGets503OverTls) {
     std::string dir = make_tempdir();
     Cmd gen = make_cert(dir);
     ASSERT_EQ(gen.rc, 0) << gen.out;
-    Daemon d(tls_auth_config(dir) + "[http]\nmax_concurrent = 1\nmax_queued = 0\nread_timeout = \"60s\"\n");
+    Daemon d(tls_auth_config(dir) +
+             "[http]\nmax_concurrent = 1\nmax_queued = 0\nmax_connections = 1\nread_timeout = \"60s\"\n");
     ASSERT_TRUE(d.up()) << d.log();
     ASSERT_EQ(tls_get(d.port(), "/healthz").status, 200);
     std::size_t fds0 = settled_fd_count(d.pid());

@@ -50,6 +50,7 @@ max_series = 500
 [http]
 max_concurrent = 2
 max_queued = 0
+max_connections = 32
 read_timeout = "250ms"
 write_timeout = 3
 keep_alive_timeout = "0s"
@@ -83,6 +84,7 @@ password_sha256 = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a
     EXPECT_EQ(c->metrics.max_series, 500u);
     EXPECT_EQ(c->http.workers, 2);
     EXPECT_EQ(c->http.queued, 0);
+    EXPECT_EQ(c->http.max_connections, 32);
     EXPECT_DOUBLE_EQ(c->http.read_timeout, 0.25);
     EXPECT_DOUBLE_EQ(c->http.write_timeout, 3);
     EXPECT_DOUBLE_EQ(c->http.keep_alive_timeout, 0);
@@ -127,6 +129,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"listen bad port", "listen = \"127.0.0.1:99999\"\n", 1, "bad port"},
         BadConfig{"wrong type", "[metrics]\nper_cpu = \"yes\"\n", 2, "metrics.per_cpu must be true or false"},
         BadConfig{"zero series", "[metrics]\nmax_series = 0\n", 2, "out of range"},
+        BadConfig{"no connections", "[http]\nmax_connections = 0\n", 2, "out of range"},
         BadConfig{"bad duration", "[http]\nread_timeout = \"5 parsecs\"\n", 2, "bad duration"},
         BadConfig{"handoff sample", "[probe]\nhandoff_sample = 0\n", 2, "probe.handoff_sample"},
         BadConfig{"tls half", "\n[tls]\ncert = \"/etc/hostname\"\n", 2, "needs both cert and key"},
