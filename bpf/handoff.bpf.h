@@ -16,13 +16,14 @@
 
 #include "common.bpf.h"
 
-/* Set before load.  The settings a tracked hit needs (owner table size,
- * sampling, CPUs, nodes) are not here but in hl_handoff_counts.cfg, on the
- * line the hit writes anyway: a .rodata value is one more cold line per hit. */
+/* Set before load. */
 const volatile __u32 hl_obj_mode = HL_OBJ_NONE;
 const volatile __u32 hl_obj_arg = 0;
 const volatile __u32 hl_obj_is_work = 0;    /* object is a work_struct: remember ->func */
+const volatile __u32 hl_handoff_sample = 1; /* track objects whose hash % N == 0 */
 const volatile __u32 hl_remote_arg = HL_ARG_NONE; /* argument holding a requested CPU */
+const volatile __u32 hl_nr_cpus = 0;
+const volatile __u32 hl_owner_sets = 1;     /* sets in the owner table (power of two) */
 
 /* Mmapable: the kernel then page-aligns the values, so a set (two 32-byte ways)
  * is exactly one cache line, and the agent scans the table in its mapping.
@@ -54,10 +55,8 @@ struct {
 } handoffs SEC(".maps");
 
 /* aux: a work item's function when the caller could read it directly (tp_btf),
- * else 0 and it is read here, only when the object is inserted.  is_work: the
- * object is a work item (a constant in the proxies, hl_obj_is_work elsewhere,
- * read only on insert). */
-static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux, bool is_work)
+ * else 0 and it is read here, only when the object is inserted. */
+static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 {
 	struct hl_handoff_counts *hc;
 	struct hl_owner *w0, *w1, *o, *victim;
@@ -77,9 +76,9 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux, bo
 	obj = *(volatile __u64 *)&hc->scratch;
 	h = ((obj >> 6) * 0x9E3779B97F4A7C15ULL) >> 32;
 	/* Sample whole objects, not hits, so every touch of a tracked object counts. */
-	if (hc->cfg.sample > 1 && (h >> 16) % hc->cfg.sample)
+	if (hl_handoff_sample > 1 && (h >> 16) % hl_handoff_sample)
 		return;
-	set = h & hc->cfg.owner_set_mask;
+	set = h & (hl_owner_sets - 1);
 	k0 = set * 2;
 	k1 = k0 + 1;
 	w0 = bpf_map_lookup_elem(&owners, &k0);
@@ -88,7 +87,7 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux, bo
 		return;
 	cpu = bpf_get_smp_processor_id();
 	hc->tracked++;
-	if (req_cpu >= 0 && req_cpu != cpu && req_cpu < hc->cfg.nr_cpus)
+	if (req_cpu >= 0 && req_cpu < hl_nr_cpus && req_cpu != cpu)
 		hc->remote++;
 	o = w0->obj == obj ? w0 : w1->obj == obj ? w1 : NULL;
 	/* Same CPU, so same node: the common case needs no node lookup (a helper call). */
@@ -96,8 +95,7 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux, bo
 		hc->same_cpu++;
 		return;
 	}
-	/* One node (the agent knows): no helper call. */
-	node = hc->cfg.multi_node ? bpf_get_numa_node_id() : 0;
+	node = bpf_get_numa_node_id();
 	cpu_node = HL_CPU_NODE(cpu, node);
 	if (!o) {
 		/* The way whose owner changed longest ago (wrap-safe jiffies). */
@@ -110,7 +108,7 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux, bo
 		victim->cross_node = 0;
 		victim->stamp = (__u32)bpf_jiffies64();
 		victim->obj = obj;
-		if (is_work) {
+		if (hl_obj_is_work) {
 			ax = bpf_map_lookup_elem(&owner_aux, &k);
 			if (ax)
 				*ax = aux ? aux : (__u64)BPF_CORE_READ((struct work_struct *)obj, func);
@@ -131,10 +129,9 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux, bo
 	o->stamp = (__u32)bpf_jiffies64();
 }
 
-/* An object found by the agent's settings (fentry, kprobe). */
 static __always_inline void hl_track(__u64 obj, __s64 req_cpu)
 {
-	hl_track_aux(obj, req_cpu, 0, hl_obj_is_work);
+	hl_track_aux(obj, req_cpu, 0);
 }
 
 #endif /* HOTLINE_HANDOFF_BPF_H */

@@ -25,7 +25,7 @@ static __always_inline void hl_queue_work(int req_cpu, struct work_struct *work,
 	/* The work item was just written by the caller: a direct load of its
 	 * function is a cache hit, where a probe read inside the tracker is not. */
 	if (track)
-		hl_track_aux((__u64)work, req_cpu, (__u64)work->func, true);
+		hl_track_aux((__u64)work, req_cpu, (__u64)work->func);
 }
 
 SEC("tp_btf/workqueue_queue_work")
@@ -61,7 +61,7 @@ static __always_inline void hl_skb_freed(struct sk_buff *skb, bool track)
 	 * form would add instructions here. */
 	if (refdst && !(refdst & SKB_DST_NOREF)) {
 		h->t[HL_SLOT_SKB_FREE].calls++;
-		hl_track_aux(refdst, -1, 0, false);
+		hl_track(refdst, -1);
 	}
 }
 
@@ -108,8 +108,8 @@ static __always_inline void hl_sock_destroyed(struct sock *sk, bool track)
 	h->t[HL_SLOT_SKB_FREE].calls += (rx != 0) + (out != 0);
 	if (!track)
 		return;
-	hl_track_aux(rx, -1, 0, false);
-	hl_track_aux(out, -1, 0, false);
+	hl_track(rx, -1);
+	hl_track(out, -1);
 }
 
 SEC("tp_btf/tcp_destroy_sock")

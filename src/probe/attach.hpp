@@ -98,25 +98,18 @@ bool configure_tracking(S* s, const TargetDef& t, const SessionOptions& o, bool 
                                                                          : HL_OBJ_ARG;
     s->rodata->hl_obj_arg = t.object_arg < 0 ? 0 : std::uint32_t(t.object_arg);
     s->rodata->hl_obj_is_work = t.object_type == "work_struct";
+    s->rodata->hl_handoff_sample = std::uint32_t(std::max(1, o.handoff_sample));
     s->rodata->hl_remote_arg = t.remote_cpu_arg < 0 ? HL_ARG_NONE : std::uint32_t(t.remote_cpu_arg);
+    s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
     // The owner table is a set-associative array of 2-way sets: a power-of-two
     // number of sets covering at least the requested size.
     std::uint32_t cap = 2;
     while (cap < o.owner_capacity && cap < (1u << 22)) cap <<= 1;
     if (!on) cap = 2;
+    s->rodata->hl_owner_sets = cap / 2;
     bpf_map__set_max_entries(s->maps.owners, cap);
     bpf_map__set_max_entries(s->maps.owner_aux, cap);
     return on;
-}
-
-// Writes the tracker's settings (hl_track_config) into every CPU's handoff
-// counters of a loaded object, before its programs attach.
-std::optional<std::string> write_track_config(int handoffs_fd, std::uint32_t owner_slots, const SessionOptions& o,
-                                              const Topology& topo);
-
-template <class S>
-std::optional<std::string> arm_tracking(S* s, const SessionOptions& o, const Topology& topo) {
-    return write_track_config(bpf_map__fd(s->maps.handoffs), bpf_map__max_entries(s->maps.owners), o, topo);
 }
 
 }  // namespace hotline

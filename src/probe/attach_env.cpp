@@ -1,7 +1,5 @@
 #include <fmt/format.h>
 
-#include <bpf/bpf.h>
-
 #include <cerrno>
 #include <cstring>
 
@@ -40,23 +38,6 @@ std::string AttachEnv::load_reason(int err, const std::string& log_tail) const {
         r += " (missing CAP_BPF/CAP_PERFMON?)";
     if ((err == -EACCES || err == -EINVAL) && !log_tail.empty()) r += "; verifier/libbpf log tail:\n" + log_tail;
     return r;
-}
-
-std::optional<std::string> write_track_config(int handoffs_fd, std::uint32_t owner_slots, const SessionOptions& o,
-                                              const Topology& topo) {
-    int ncpu = libbpf_num_possible_cpus();
-    if (ncpu <= 0) return "counting possible CPUs: " + errname(ncpu);
-    hl_track_config cfg{};
-    cfg.owner_set_mask = std::max<std::uint32_t>(owner_slots / 2, 1) - 1;
-    cfg.sample = std::uint32_t(std::max(1, o.handoff_sample));
-    cfg.nr_cpus = std::uint32_t(ncpu);
-    cfg.multi_node = topo.nodes.size() > 1;
-    std::vector<hl_handoff_counts> per_cpu(std::size_t(ncpu), hl_handoff_counts{});
-    for (auto& v : per_cpu) v.cfg = cfg;
-    std::uint32_t zero = 0;
-    if (bpf_map_update_elem(handoffs_fd, &zero, per_cpu.data(), BPF_ANY) != 0)
-        return "writing the handoff tracker's settings: " + errname(errno);
-    return std::nullopt;
 }
 
 }  // namespace hotline

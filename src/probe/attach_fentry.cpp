@@ -86,10 +86,6 @@ private:
             *why = env.load_reason(err, cap.tail(8));
             return false;
         }
-        if (auto e = arm_tracking(s.get(), env.opts, env.topo)) {
-            *why = *e;
-            return false;
-        }
         bpf_program* fexit = s->progs.hl_fexit;
         auto obj = s.release();
         // Exit before entry: an entry that runs while its exit is not yet attached

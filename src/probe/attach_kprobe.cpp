@@ -22,7 +22,6 @@ public:
         bool tracking = configure_tracking(s.get(), t, env.opts, false);
         bpf_program__set_autoload(s->progs.hl_kretprobe, env.opts.latency);
         if (int err = hl_kprobe_bpf::load(s.get())) return refused(env.load_reason(err, cap.tail(8)));
-        if (auto why = arm_tracking(s.get(), env.opts, env.topo)) return refused(*why);
         // Exit before entry, as for fentry: no entry may run without its exit attached.
         bool latency = env.opts.latency;
         std::string note;

@@ -34,7 +34,6 @@ public:
         }
         if (auto why = share_hits(s.get(), env.hits_fd, t.proxy->hits_slot)) return refused(*why);
         if (int err = hl_proxy_bpf::load(s.get())) return refused("tp_btf: " + env.load_reason(err, cap.tail(8)));
-        if (auto why = arm_tracking(s.get(), env.opts, env.topo)) return refused("tp_btf: " + *why);
         auto obj = s.release();
         Attached a{nullptr, t.name, Mechanism::kTracepoint, {}, tracking, t.object_type, t.proxy->hits_slot, {}, {}};
         for (auto* q : progs) {

@@ -41,31 +41,20 @@ typedef unsigned long long hl_u64;
 #define HL_CPU_OF(cpu_node) ((cpu_node) & HL_CPU_MASK)
 #define HL_NODE_OF(cpu_node) ((cpu_node) >> HL_CPU_BITS)
 
-/* Settings of the handoff tracker, the same in every CPU's hl_handoff_counts:
- * the agent writes them after load and before attach, so that a tracked hit
- * finds them on the line it writes anyway instead of reading .rodata. */
-struct hl_track_config {
-	hl_u32 owner_set_mask; /* sets in the owner table - 1 (a power of two - 1) */
-	hl_u32 sample;         /* track objects whose hash % sample == 0; 0 or 1: all */
-	hl_u32 nr_cpus;        /* possible CPUs: a requested CPU at or above means none */
-	hl_u32 multi_node;     /* more than one NUMA node: 0 lets a hit skip the node lookup */
-};
 /* Per-CPU handoff counters of one target: each tracked hit compares this CPU with
- * the object's previous toucher.  The first 64 bytes hold all that a tracked hit
- * reads or writes; what only a handoff, an eviction or a remote request
- * touches comes after. */
+ * the object's previous toucher. */
 struct hl_handoff_counts {
 	hl_u64 tracked;     /* hits that went through tracking (after --handoff-sample) */
 	hl_u64 same_cpu;    /* previous toucher was this CPU */
 	hl_u64 cross_cpu;   /* another CPU of the same node */
 	hl_u64 cross_node;  /* a CPU of another node */
 	hl_u64 new_objects; /* first touch seen (inserted into the owner map) */
-	hl_u64 scratch;     /* BPF side only: turns a typed pointer into a plain number */
-	struct hl_track_config cfg;
 	hl_u64 remote;      /* queue_work_on: requested CPU is another CPU */
 	hl_u64 evicted;     /* live objects pushed out of the owner table by this CPU's inserts */
+	hl_u64 scratch;     /* BPF side only: turns a typed pointer into a plain number */
 	hl_u64 from_node[HL_MAX_NODES]; /* handoffs arriving here, by the previous node */
 };
+
 /* One way of the bounded owner table (a 2-way set-associative array): one live
  * object, written only when its owner changes or it is replaced.  32 bytes, so
  * that both ways of a set share one cache line (the table is page-aligned);
@@ -141,9 +130,8 @@ struct hl_sample_counts {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(struct hl_handoff_counts) == 8 * (10 + HL_MAX_NODES), "hl_handoff_counts layout");
+static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
 static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
-static_assert(__builtin_offsetof(struct hl_handoff_counts, remote) == 64, "hl_handoff_counts: a tracked hit's fields in 64 bytes");
 static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
 static_assert(sizeof(struct hl_counts) == 8 * (3 + HL_HIST_SLOTS), "hl_counts layout");
 static_assert(sizeof(struct hl_hits) == 16 * HL_MAX_TARGETS, "hl_hits layout");
@@ -151,9 +139,8 @@ static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stac
 static_assert(sizeof(struct hl_range) == 16, "hl_range layout");
 static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS), "hl_sample_counts layout");
 #else
-_Static_assert(sizeof(struct hl_handoff_counts) == 8 * (10 + HL_MAX_NODES), "hl_handoff_counts layout");
+_Static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
 _Static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
-_Static_assert(__builtin_offsetof(struct hl_handoff_counts, remote) == 64, "hl_handoff_counts: a tracked hit's fields in 64 bytes");
 _Static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
 _Static_assert(sizeof(struct hl_counts) == 8 * (3 + HL_HIST_SLOTS), "hl_counts layout");
 _Static_assert(sizeof(struct hl_hits) == 16 * HL_MAX_TARGETS, "hl_hits layout");
