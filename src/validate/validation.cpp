@@ -63,7 +63,7 @@ bool constant(const std::vector<double>& v) {
 }
 
 std::string fmt_ratio(double r) {
-    if (std::isinf(r)) return "inf";
+    if (std::isinf(r)) return r > 0 ? "inf" : "-inf";
     return fmt::format("{:.3g}", r);
 }
 
