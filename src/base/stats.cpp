@@ -106,6 +106,68 @@ RatioCi bootstrap_ratio_of_medians(const std::vector<double>& baseline,
     return r;
 }
 
+namespace {
+
+// Squared t over its degrees of freedom, n * mean^2 / sum of squared deviations,
+// is what the e-value grows with; this is the value of it at which the e-value
+// reaches 1/alpha after n values, or +inf when no data of n values can get there.
+double u_at_threshold(std::size_t n, double alpha, double g) {
+    double one_ng = 1 + double(n) * g;
+    double log_c = 2.0 / double(n) * (0.5 * std::log(one_ng) - std::log(alpha));
+    double c = std::exp(log_c);
+    if (c >= one_ng) return std::numeric_limits<double>::infinity();
+    return (c - 1) / (1 - c / one_ng);
+}
+
+}  // namespace
+
+double t_mixture_e_value(const std::vector<double>& d, double g) {
+    const std::size_t n = d.size();
+    if (n < 2) return 1;
+    double mean = 0, ss = 0;
+    for (double x : d) mean += x;
+    mean /= double(n);
+    for (double x : d) ss += (x - mean) * (x - mean);
+    const double one_ng = 1 + double(n) * g;
+    if (ss == 0) {  // every difference the same: t is 0 or infinite
+        if (mean == 0) return std::pow(one_ng, -0.5);
+        return std::pow(one_ng, (double(n) - 1) / 2);
+    }
+    const double u = double(n) * mean * mean / ss;
+    double log_e = -0.5 * std::log(one_ng) + double(n) / 2 * (std::log1p(u) - std::log1p(u / one_ng));
+    return std::exp(log_e);
+}
+
+RatioCs paired_ratio_cs(const std::vector<double>& base, const std::vector<double>& fix, double alpha, double g) {
+    RatioCs r;
+    r.low = -std::numeric_limits<double>::infinity();
+    r.high = std::numeric_limits<double>::infinity();
+    const std::size_t n = std::min(base.size(), fix.size());
+    if (n == 0) return r;
+    double mb = 0, mf = 0;
+    for (std::size_t i = 0; i < n; ++i) mb += base[i], mf += fix[i];
+    mb /= double(n);
+    mf /= double(n);
+    r.ratio = safe_ratio(mf, mb);
+    const double u = n < 2 ? std::numeric_limits<double>::infinity() : u_at_threshold(n, alpha, g);
+    if (!std::isfinite(u)) return r;
+    double sbb = 0, sff = 0, sfb = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        sbb += (base[i] - mb) * (base[i] - mb);
+        sff += (fix[i] - mf) * (fix[i] - mf);
+        sfb += (fix[i] - mf) * (base[i] - mb);
+    }
+    // r is kept when n (mf - r mb)^2 < u * sum((f - mf) - r (b - mb))^2: a quadratic in r.
+    const double nn = double(n);
+    const double qa = nn * mb * mb - u * sbb, qb = -2 * (nn * mf * mb - u * sfb), qc = nn * mf * mf - u * sff;
+    if (qa <= 0) return r;  // the baseline mean itself is not resolved: unbounded
+    const double disc = std::max(0.0, qb * qb - 4 * qa * qc);
+    r.low = (-qb - std::sqrt(disc)) / (2 * qa);
+    r.high = (-qb + std::sqrt(disc)) / (2 * qa);
+    r.bounded = true;
+    return r;
+}
+
 MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>& b) {
     MannWhitney m;
     const double n1 = double(a.size()), n2 = double(b.size());

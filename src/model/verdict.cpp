@@ -78,6 +78,10 @@ std::string_view to_string(Verdict v) {
     return "?";
 }
 
+std::string_view to_string(TestMethod m) {
+    return m == TestMethod::kSequential ? "t-mixture-sequential" : "bootstrap";
+}
+
 std::string_view to_string(Arm a) { return a == Arm::kBaseline ? "baseline" : "fix"; }
 
 int exit_code(Verdict v) {

@@ -77,10 +77,16 @@ void render_verdict_text(std::ostream& os, const VerdictReport& r, bool colour) 
     if (err && !r.trials.empty())
         os << fmt::format("  no verdict; the trials so far alone would say {}: {}\n", to_string(r.overall), r.reason);
     if (r.overall != Verdict::kNotApplicable) {
-        os << fmt::format("  {} baseline and {} fix trials{}; effect = median(fix) / median(baseline), "
-                          "{:.0f}% bootstrap CI, seed {}\n",
-                          r.baseline_trials, r.candidate_trials, r.mode == "trials" ? " (ABAB)" : "",
-                          r.options.confidence * 100, r.options.seed);
+        if (r.options.method == TestMethod::kSequential)
+            os << fmt::format("  {} baseline and {} fix trials{}; effect = mean(fix) / mean(baseline) over pairs, "
+                              "{:.0f}% anytime-valid confidence sequence (t-mixture, g {:g})\n",
+                              r.baseline_trials, r.candidate_trials, r.mode == "trials" ? " (ABAB)" : "",
+                              r.options.confidence * 100, r.options.mixture_g);
+        else
+            os << fmt::format("  {} baseline and {} fix trials{}; effect = median(fix) / median(baseline), "
+                              "{:.0f}% bootstrap CI, seed {}\n",
+                              r.baseline_trials, r.candidate_trials, r.mode == "trials" ? " (ABAB)" : "",
+                              r.options.confidence * 100, r.options.seed);
     }
     if (!r.preconditions.empty()) os << "\n";
     for (auto& p : r.preconditions)
@@ -129,6 +135,8 @@ nlohmann::json verdict_to_json(const VerdictReport& r) {
     j["options"] = {{"min_each", r.options.min_each},
                     {"max_each", r.options.max_each},
                     {"confidence", r.options.confidence},
+                    {"method", std::string(to_string(r.options.method))},
+                    {"mixture_g", r.options.mixture_g},
                     {"bootstrap_iterations", r.options.bootstrap_iterations},
                     {"seed", r.options.seed},
                     {"stop_on_fail", r.options.stop_on_fail}};
@@ -162,6 +170,10 @@ nlohmann::json verdict_to_json(const VerdictReport& r) {
                                  {"p_two_sided", c.mann_whitney->p_two_sided},
                                  {"prob_fix_greater", c.mann_whitney->prob_superiority}};
         if (c.hl_ratio) e["hodges_lehmann_ratio"] = jnum(*c.hl_ratio);
+        if (c.e_value)
+            e["sequential"] = {{"pairs", c.pairs},
+                               {"decided_after_pairs", c.decided_after_pairs},
+                               {"e_value", jnum(*c.e_value)}};
         cj.push_back(std::move(e));
     }
     // Only for fixes that state preconditions, so other verdicts keep their shape.

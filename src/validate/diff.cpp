@@ -119,6 +119,7 @@ Result<VerdictReport> diff_recordings(const FixDef& fix, const nlohmann::json& b
     for (auto& m : *base) trials.push_back({Arm::kBaseline, m, baseline_name});
     for (auto& m : *cand) trials.push_back({Arm::kCandidate, m, candidate_name});
     ValidateOptions opts;
+    opts.method = TestMethod::kBootstrap;  // two recordings' intervals are not paired trials
     opts.min_each = int(std::min(base->size(), cand->size()));
     opts.max_each = std::max(opts.min_each, int(std::max(base->size(), cand->size())));
     VerdictReport r = evaluate(fix.name, fix.criteria, trials, opts);

@@ -121,6 +121,7 @@ private:
     const ProgressFn& progress_;
     std::vector<std::string> notes_;
     int workload_errors_ = 0;
+    double trials_started_s_ = 0;  // monotonic, when the first trial began
     FsKnobIo io_;
     std::unique_ptr<Journal> journal_;
     std::unique_ptr<Session> session_;
@@ -291,6 +292,10 @@ ValidatorOutcome Run::verdict(const Validation& v) const {
         out.report.context["scenario_params"]["fix_cpus"] = plan_.placement->cpus;
     if (plan_.placement && plan_.placement->per_cpu_routes)
         out.report.context["scenario_params"]["fix_per_cpu_routes"] = true;
+    // Time to a verdict: from the first trial's start, applying and restoring included.
+    const double took = monotonic_seconds() - trials_started_s_;
+    out.report.context["time_to_verdict_s"] = took;
+    out.report.notes.push_back(fmt::format("verdict after {} trials in {:.1f} s", v.trials().size(), took));
     for (auto& n : notes_) out.report.notes.push_back(n);
     if (journal_->pending() == 0) out.report.notes.push_back("every changed knob is back to its original value");
     out.exit_code = exit_code(out.report.overall);
@@ -300,6 +305,7 @@ ValidatorOutcome Run::verdict(const Validation& v) const {
 ValidatorOutcome Run::trials() {
     Validation v(fix_.name, fix_.criteria, o_.validate, fix_.preconditions);
     int trial_no = 0;
+    trials_started_s_ = monotonic_seconds();
     while (!v.finished()) {
         Arm arm = v.next_arm();
         ++trial_no;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "hotline/validate.hpp"
 
@@ -15,6 +16,8 @@ std::optional<std::string> check_options(const ValidateOptions& o) {
         return fmt::format("the maximum trials per arm ({}) is below the minimum ({})", o.max_each, o.min_each);
     if (!(o.confidence > 0.5 && o.confidence < 1))
         return fmt::format("confidence {} is outside (0.5, 1); use e.g. 0.95", o.confidence);
+    if (o.method == TestMethod::kSequential && !(o.mixture_g > 0))
+        return fmt::format("mixture scale {} must be > 0", o.mixture_g);
     if (o.bootstrap_iterations < 100)
         return fmt::format("{} bootstrap iterations are too few for a percentile interval; use >= 1000",
                            o.bootstrap_iterations);
@@ -60,70 +63,94 @@ bool constant(const std::vector<double>& v) {
 }
 
 std::string fmt_ratio(double r) {
-    if (std::isinf(r)) return "inf";
+    if (std::isinf(r)) return r > 0 ? "inf" : "-inf";
     return fmt::format("{:.3g}", r);
 }
 
 }  // namespace
 
-CriterionResult evaluate_criterion(const Criterion& c, const std::vector<Trial>& trials,
-                                   const ValidateOptions& opts, std::uint64_t seed) {
-    CriterionResult r;
-    r.criterion = c;
-    const Verdict undecided = c.required() ? Verdict::kInconclusive : Verdict::kInfo;
-    r.verdict = undecided;
-    if (trials.empty()) {
-        r.reason = "no trials yet";
-        return r;
+namespace {
+
+// The exact comparison: one value per arm (constant within it) decides.
+std::optional<RatioCi> exact_ratio(const Picked& p, CriterionResult& r) {
+    if (!constant(p.a) || !constant(p.b)) {
+        r.reason = "an exact metric varies within an arm: the trials did not measure the same thing";
+        return std::nullopt;
     }
-    Picked p = pick_metric(c, trials);
-    if (p.metric.empty()) {
-        r.reason = "not measured: " + p.missing;
-        return r;
-    }
-    r.metric = p.metric;
-    r.n_baseline = p.a.size();
-    r.n_candidate = p.b.size();
-    if (p.a.empty() || p.b.empty()) {
-        r.reason = p.a.empty() ? "no baseline trial yet" : "no fix trial yet";
-        return r;
-    }
-    r.median_baseline = median(p.a);
-    r.median_candidate = median(p.b);
-    if (c.exact) {
-        if (!constant(p.a) || !constant(p.b)) {
-            r.reason = "an exact metric varies within an arm: the trials did not measure the same thing";
-            return r;
+    RatioCi ci;
+    ci.ratio = ci.low = ci.high = safe_ratio(p.b.front(), p.a.front());
+    ci.confidence = 1;
+    return ci;
+}
+
+// The sequential test on complete ABAB pairs (baseline i, fix i): at each look
+// from min_each pairs on, the t-mixture e-value of fix - t * baseline against
+// "ratio of means = t"; the first look where it reaches 1/alpha decides, on the
+// side the mean difference is on.  Every look counts, so the error rate holds
+// however the run stops.  The ratio's interval is the running intersection of
+// the confidence sequence, so it only narrows, as the decision only stays.
+struct SequentialJudgement {
+    int pairs = 0;
+    int decided_after = 0;  // 0: undecided
+    double e_value = 1;     // at the deciding look, else at the last one
+    bool good_side = false;
+    RatioCi ci;
+};
+
+SequentialJudgement judge_sequential(const Criterion& c, const Picked& p, const ValidateOptions& o) {
+    SequentialJudgement j;
+    const std::size_t n = std::min(p.a.size(), p.b.size());
+    const double t = c.threshold(), alpha = 1 - o.confidence;
+    j.pairs = int(n);
+    j.ci.confidence = o.confidence;
+    j.ci.low = -std::numeric_limits<double>::infinity();
+    j.ci.high = std::numeric_limits<double>::infinity();
+    std::vector<double> a, b, d;
+    for (std::size_t k = 0; k < n; ++k) {
+        a.push_back(p.a[k]);
+        b.push_back(p.b[k]);
+        d.push_back(p.b[k] - t * p.a[k]);
+        RatioCs now = paired_ratio_cs(a, b, alpha, o.mixture_g);
+        j.ci.ratio = now.ratio;
+        if (now.bounded && now.low <= j.ci.high && now.high >= j.ci.low) {
+            j.ci.low = std::max(j.ci.low, now.low);
+            j.ci.high = std::min(j.ci.high, now.high);
         }
-        RatioCi ci;
-        ci.ratio = ci.low = ci.high = safe_ratio(p.b.front(), p.a.front());
-        ci.confidence = 1;
-        r.ratio = ci;
-    } else {
-        BootstrapOptions bo;
-        bo.iterations = opts.bootstrap_iterations;
-        bo.confidence = opts.confidence;
-        bo.seed = seed;
-        r.ratio = bootstrap_ratio_of_medians(p.a, p.b, bo);
-        r.mann_whitney = mann_whitney(p.a, p.b);
-        r.hl_ratio = hodges_lehmann_ratio(p.a, p.b);
+        if (j.decided_after || int(k + 1) < o.min_each) continue;
+        j.e_value = t_mixture_e_value(d, o.mixture_g);
+        if (j.e_value < 1 / alpha) continue;
+        j.decided_after = int(k + 1);
+        double mean_d = 0;
+        for (double x : d) mean_d += x;
+        j.good_side = c.better == Better::kLower ? mean_d < 0 : mean_d > 0;
     }
-    const RatioCi& ci = *r.ratio;
-    std::string est = c.exact ? fmt::format("ratio {}", fmt_ratio(ci.ratio))
-                              : fmt::format("ratio {} ({:.0f}% CI {}..{})", fmt_ratio(ci.ratio),
-                                            ci.confidence * 100, fmt_ratio(ci.low), fmt_ratio(ci.high));
-    if (r.median_baseline == 0 && r.median_candidate == 0 && c.kind == CriterionKind::kExpect) {
-        r.reason = "the metric is 0 in both arms: nothing to improve on, so no judgement";
-        return r;
+    return j;
+}
+
+void judge_sequential_criterion(const Criterion& c, const Picked& p, const ValidateOptions& opts,
+                                CriterionResult& r) {
+    SequentialJudgement j = judge_sequential(c, p, opts);
+    r.ratio = j.ci;
+    r.pairs = j.pairs;
+    r.decided_after_pairs = j.decided_after;
+    r.e_value = j.e_value;
+    const std::string side = c.better == Better::kLower ? "<=" : ">=";
+    std::string est = fmt::format("ratio of means {} ({:.0f}% CS {}..{})", fmt_ratio(j.ci.ratio),
+                                  opts.confidence * 100, fmt_ratio(j.ci.low), fmt_ratio(j.ci.high));
+    const double bar = 1 / (1 - opts.confidence);
+    if (j.decided_after) {
+        r.verdict = j.good_side ? Verdict::kPass : Verdict::kFail;
+        r.reason = fmt::format("{} {}{} {}; decided after {} pairs (e-value {:.3g} >= {:.3g})", est,
+                               j.good_side ? "" : "misses ", side, fmt_ratio(c.threshold()), j.decided_after,
+                               j.e_value, bar);
+        return;
     }
-    if (!c.required()) {
-        r.reason = est;
-        return r;
-    }
-    if (!c.exact && (int(p.a.size()) < opts.min_each || int(p.b.size()) < opts.min_each)) {
-        r.reason = fmt::format("{}; {} trials per arm needed before judging", est, opts.min_each);
-        return r;
-    }
+    r.verdict = Verdict::kInconclusive;
+    r.reason = fmt::format("{} straddles the threshold {} (e-value {:.3g} < {:.3g} after {} pairs)", est,
+                           fmt_ratio(c.threshold()), j.e_value, bar, j.pairs);
+}
+
+void judge_fixed_sample(const Criterion& c, const RatioCi& ci, const std::string& est, CriterionResult& r) {
     const double t = c.threshold();
     const bool lower_good = c.better == Better::kLower;
     // Good side of the threshold: ratio <= t when lower is better, ratio >= t otherwise.
@@ -140,6 +167,81 @@ CriterionResult evaluate_criterion(const Criterion& c, const std::vector<Trial>&
         r.verdict = Verdict::kInconclusive;
         r.reason = fmt::format("{} straddles the threshold {}", est, fmt_ratio(t));
     }
+}
+
+// Picks the metric and fills the medians; false (with the reason) when there
+// is nothing to compare yet.
+bool collect(const Criterion& c, const std::vector<Trial>& trials, CriterionResult& r, Picked& p) {
+    if (trials.empty()) {
+        r.reason = "no trials yet";
+        return false;
+    }
+    p = pick_metric(c, trials);
+    if (p.metric.empty()) {
+        r.reason = "not measured: " + p.missing;
+        return false;
+    }
+    r.metric = p.metric;
+    r.n_baseline = p.a.size();
+    r.n_candidate = p.b.size();
+    if (p.a.empty() || p.b.empty()) {
+        r.reason = p.a.empty() ? "no baseline trial yet" : "no fix trial yet";
+        return false;
+    }
+    r.median_baseline = median(p.a);
+    r.median_candidate = median(p.b);
+    return true;
+}
+
+}  // namespace
+
+CriterionResult evaluate_criterion(const Criterion& c, const std::vector<Trial>& trials,
+                                   const ValidateOptions& opts, std::uint64_t seed) {
+    CriterionResult r;
+    r.criterion = c;
+    r.verdict = c.required() ? Verdict::kInconclusive : Verdict::kInfo;
+    Picked p;
+    if (!collect(c, trials, r, p)) return r;
+    const bool sequential = !c.exact && opts.method == TestMethod::kSequential;
+    if (c.exact) {
+        r.ratio = exact_ratio(p, r);
+        if (!r.ratio) return r;
+    } else {
+        if (!sequential) {
+            BootstrapOptions bo;
+            bo.iterations = opts.bootstrap_iterations;
+            bo.confidence = opts.confidence;
+            bo.seed = seed;
+            r.ratio = bootstrap_ratio_of_medians(p.a, p.b, bo);
+        }
+        r.mann_whitney = mann_whitney(p.a, p.b);
+        r.hl_ratio = hodges_lehmann_ratio(p.a, p.b);
+    }
+    if (r.median_baseline == 0 && r.median_candidate == 0 && c.kind == CriterionKind::kExpect) {
+        if (sequential) r.ratio = judge_sequential(c, p, opts).ci;
+        r.reason = "the metric is 0 in both arms: nothing to improve on, so no judgement";
+        return r;
+    }
+    const bool enough = c.exact || (int(p.a.size()) >= opts.min_each && int(p.b.size()) >= opts.min_each);
+    if (sequential && c.required() && enough) {
+        judge_sequential_criterion(c, p, opts, r);
+        return r;
+    }
+    if (sequential) r.ratio = judge_sequential(c, p, opts).ci;
+    const RatioCi& ci = *r.ratio;
+    std::string est = c.exact ? fmt::format("ratio {}", fmt_ratio(ci.ratio))
+                              : fmt::format("ratio {} ({:.0f}% {} {}..{})", fmt_ratio(ci.ratio),
+                                            ci.confidence * 100, sequential ? "CS" : "CI", fmt_ratio(ci.low),
+                                            fmt_ratio(ci.high));
+    if (!c.required()) {
+        r.reason = est;
+        return r;
+    }
+    if (!enough) {
+        r.reason = fmt::format("{}; {} trials per arm needed before judging", est, opts.min_each);
+        return r;
+    }
+    judge_fixed_sample(c, ci, est, r);
     return r;
 }
 

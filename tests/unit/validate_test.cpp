@@ -147,7 +147,9 @@ TEST(Criterion, ThresholdsAndDescriptions) {
 
 TEST(Verdict, ClearImprovementPasses) {
     Rng rng(11);
-    auto trials = abab(normal(rng, 5, 100, 5), normal(rng, 5, 40, 5), "m.x");
+    // 100 -> 30 against "down >= 50%": the sequential test decides it at the 5-pair
+    // minimum (100 -> 40 with this noise needs more pairs than 5).
+    auto trials = abab(normal(rng, 5, 100, 5), normal(rng, 5, 30, 5), "m.x");
     auto r = evaluate("f", {expect_down("m.x", 0.5)}, trials, {});
     ASSERT_EQ(r.criteria.size(), 1u);
     EXPECT_EQ(r.criteria[0].verdict, Verdict::kPass) << r.criteria[0].reason;
@@ -598,5 +600,110 @@ TEST(Stats, HodgesLehmannEqualsTheBruteForceMedianOfAllPairs) {
         auto hl = hodges_lehmann_ratio(a, b);
         ASSERT_TRUE(hl.has_value());
         EXPECT_DOUBLE_EQ(*hl, std::exp(med)) << "round " << round;
+    }
+}
+
+// ---- The sequential method's error rate and its time to a verdict (issue 20) ----
+
+namespace {
+
+// Trials shaped like the host's: each ABAB pair shares a load factor (the
+// machine's other work, lognormal, sd 20%) and each trial has its own noise
+// (lognormal, sd kTrialNoise).  The fix arm's true level is (1 - effect) times
+// the baseline's.
+constexpr double kPairLoadSd = 0.2;
+constexpr double kTrialNoise = 0.04;
+
+struct SimRun {
+    Verdict verdict = Verdict::kInconclusive;
+    int trials = 0;
+};
+
+SimRun simulate_validation(Rng& rng, const Criterion& c, double effect) {
+    Validation v("sim", {c}, {});
+    double load = 1;
+    while (!v.finished()) {
+        Arm arm = v.next_arm();
+        if (arm == Arm::kBaseline) load = lognormal(rng, 1, 1, kPairLoadSd)[0];
+        double level = arm == Arm::kBaseline ? 100 : 100 * (1 - effect);
+        v.add_trial({arm, {{"m.x", lognormal(rng, 1, level * load, kTrialNoise)[0]}}, ""});
+    }
+    return {v.report().overall, int(v.trials().size())};
+}
+
+struct SimSummary {
+    int pass = 0, fail = 0, inconclusive = 0;
+    double median_trials = 0;  // of the decided runs
+};
+
+SimSummary simulate_many(std::uint64_t seed, int runs, const Criterion& c, double effect) {
+    Rng rng(seed);
+    SimSummary s;
+    std::vector<double> decided_trials;
+    for (int i = 0; i < runs; ++i) {
+        SimRun r = simulate_validation(rng, c, effect);
+        if (r.verdict == Verdict::kPass) ++s.pass;
+        else if (r.verdict == Verdict::kFail) ++s.fail;
+        else ++s.inconclusive;
+        if (r.verdict != Verdict::kInconclusive) decided_trials.push_back(r.trials);
+    }
+    s.median_trials = decided_trials.empty() ? 0 : median(decided_trials);
+    return s;
+}
+
+}  // namespace
+
+TEST(Sequential, EValueIsOneWithoutScaleAndGrowsWithTheEffect) {
+    EXPECT_DOUBLE_EQ(t_mixture_e_value({}), 1);
+    EXPECT_DOUBLE_EQ(t_mixture_e_value({3.0}), 1);
+    double small = t_mixture_e_value({0.1, -0.2, 0.15, 0.05, -0.1});
+    double large = t_mixture_e_value({1.1, 0.8, 1.15, 1.05, 0.9});
+    EXPECT_LT(small, 1);
+    EXPECT_GT(large, 20);
+    // Scale-free: the same data in other units gives the same evidence.
+    EXPECT_NEAR(t_mixture_e_value({110, 80, 115, 105, 90}), large, large * 1e-9);
+}
+
+TEST(Sequential, RatioConfidenceSequenceHoldsTheEstimateAndNarrows) {
+    std::vector<double> a{100, 104, 98, 101, 97, 103}, b{52, 53, 50, 51, 48, 52};
+    RatioCs few = paired_ratio_cs({a.begin(), a.begin() + 3}, {b.begin(), b.begin() + 3}, 0.05);
+    RatioCs all = paired_ratio_cs(a, b, 0.05);
+    ASSERT_TRUE(all.bounded);
+    EXPECT_NEAR(all.ratio, 306.0 / 603, 1e-12);
+    EXPECT_LT(all.low, all.ratio);
+    EXPECT_GT(all.high, all.ratio);
+    EXPECT_GT(all.low, 0.45);
+    EXPECT_LT(all.high, 0.56);
+    EXPECT_TRUE(!few.bounded || few.high - few.low > all.high - all.low);
+    EXPECT_FALSE(paired_ratio_cs({100}, {50}, 0.05).bounded);  // one pair has no scale
+}
+
+// 1,000 A/A comparisons judged against "no change" (the threshold where any
+// verdict is wrong, the least favourable case): false PASS and false FAIL each
+// at or below the stated error rate, 1 - confidence, with a look after every pair.
+TEST(Sequential, AaComparisonsKeepTheStatedErrorRate) {
+    const double alpha = 1 - ValidateOptions{}.confidence;
+    const int runs = 1000;
+    SimSummary aa = simulate_many(2020, runs, expect_down("m.x", 0), 0);
+    std::printf("A/A, %d runs, threshold 1: false PASS %d, false FAIL %d, INCONCLUSIVE %d (stated rate %.2f)\n",
+                runs, aa.pass, aa.fail, aa.inconclusive, alpha);
+    EXPECT_LE(aa.pass, alpha * runs);
+    EXPECT_LE(aa.fail, alpha * runs);
+    // A real threshold with the truth on it: fix = 0.7 x baseline against "down >= 30%".
+    SimSummary edge = simulate_many(2021, runs, expect_down("m.x", 0.3), 0.3);
+    std::printf("truth on the threshold 0.7, %d runs: PASS %d, FAIL %d\n", runs, edge.pass, edge.fail);
+    EXPECT_LE(edge.pass, alpha * runs);
+    EXPECT_LE(edge.fail, alpha * runs);
+}
+
+TEST(Sequential, RealEffectsAreDecidedAndTheMedianTrialsReported) {
+    const int runs = 200;
+    for (double effect : {0.1, 0.3, 0.9}) {
+        SimSummary s = simulate_many(3030 + std::uint64_t(effect * 100), runs, expect_down("m.x", 0), effect);
+        std::printf("effect %.0f%%: PASS %d of %d, FAIL %d, median %.0f trials (both arms) to the verdict\n",
+                    effect * 100, s.pass, runs, s.fail, s.median_trials);
+        EXPECT_GE(s.pass, runs * 95 / 100) << "effect " << effect;
+        EXPECT_EQ(s.fail, 0) << "effect " << effect;
+        EXPECT_LE(s.median_trials, 2 * ValidateOptions{}.max_each);
     }
 }

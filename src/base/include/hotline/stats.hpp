@@ -1,5 +1,7 @@
-// Two-sample statistics for fix validation: ratio of medians with a seeded
-// bootstrap confidence interval, Mann-Whitney U and the Hodges-Lehmann ratio.
+// Two-sample statistics for fix validation: an anytime-valid sequential test of
+// paired trials (t-mixture e-value and its confidence sequence for a ratio of
+// means), the ratio of medians with a seeded bootstrap confidence interval for
+// fixed samples, Mann-Whitney U and the Hodges-Lehmann ratio.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +48,34 @@ struct BootstrapOptions {
 RatioCi bootstrap_ratio_of_medians(const std::vector<double>& baseline,
                                    const std::vector<double>& candidate,
                                    const BootstrapOptions& opts);
+
+// The mixture scale g of the t-mixture e-value: the prior variance of the
+// standardized effect (mean / sd of one pair's difference).  8 puts the power
+// where fixes live (effects of 1-10 standard deviations per pair) and lets a
+// large effect be decided after 3 pairs; docs/validate-design.md has the numbers.
+inline constexpr double kDefaultMixtureG = 8;
+
+// Evidence against "the mean of d is 0" for normal d of unknown variance: the
+// Bayes factor of a N(0, g) prior on the standardized mean against the point
+// null, with the scale-invariant (right Haar) prior on the sd.  It is a test
+// martingale of the scale-invariant filtration, so under the null
+// P(ever >= 1/alpha) <= alpha however often it is looked at (Ville); it is the
+// safe t-test of Grunwald, de Heide and Koolen, and Perez-Ortiz et al.
+// 1 for fewer than 2 values (no scale yet).
+double t_mixture_e_value(const std::vector<double>& d, double g = kDefaultMixtureG);
+
+// The set of ratios r = mean(fix) / mean(baseline) that the t-mixture test of
+// the paired differences fix_i - r * baseline_i does not reject at 1/alpha:
+// a confidence sequence for the ratio of means (Fieller's construction on the
+// anytime-valid test), an interval when the baseline mean is itself resolved.
+struct RatioCs {
+    double ratio = 0;      // mean(fix) / mean(baseline), safe_ratio conventions
+    double low = 0, high = 0;
+    bool bounded = false;  // false: the set is not a bounded interval (low/high are -inf/+inf)
+};
+// Equal-length samples, pair i = (baseline[i], fix[i]).
+RatioCs paired_ratio_cs(const std::vector<double>& baseline, const std::vector<double>& fix, double alpha,
+                        double g = kDefaultMixtureG);
 
 struct MannWhitney {
     double u = 0;        // U of the candidate arm

@@ -90,11 +90,24 @@ struct Trial {
     std::string note;  // e.g. the recording file of this trial
 };
 
+// How a non-exact criterion is judged (docs/validate-design.md, "Statistics").
+enum class TestMethod {
+    // ABAB pairs, t-mixture e-value on fix - threshold * baseline; anytime-valid:
+    // the error rate holds however often the validator looks.  `validate`.
+    kSequential,
+    // Independent arms, ratio of medians with a bootstrap CI; one look at a fixed
+    // sample.  `hotline diff` (intervals of two recordings are not paired).
+    kBootstrap,
+};
+std::string_view to_string(TestMethod m);  // "t-mixture-sequential", "bootstrap"
+
 struct ValidateOptions {
-    int min_each = 5;   // trials per arm before any stop
+    int min_each = 5;   // trials per arm (pairs) before any stop
     int max_each = 20;  // per arm; the run stops here whatever the noise
-    double confidence = 0.95;
-    int bootstrap_iterations = 4000;
+    double confidence = 0.95;  // 1 - the error rate per criterion
+    TestMethod method = TestMethod::kSequential;
+    double mixture_g = kDefaultMixtureG;  // kSequential: the e-value's mixture scale
+    int bootstrap_iterations = 4000;      // kBootstrap
     std::uint64_t seed = 1;
     bool stop_on_fail = true;  // a required criterion confidently failed ends the run early
 };
@@ -111,6 +124,11 @@ struct CriterionResult {
     std::optional<RatioCi> ratio;  // set once both arms have values
     std::optional<MannWhitney> mann_whitney;
     std::optional<double> hl_ratio;
+    // kSequential: ABAB pairs judged, the pairs after which the verdict was
+    // reached (0: undecided), and the e-value then (or at the last look).
+    int pairs = 0;
+    int decided_after_pairs = 0;
+    std::optional<double> e_value;
 };
 
 struct VerdictReport {
