@@ -207,7 +207,7 @@ TEST_F(ValidateHost, FixThatChangesNothingFails) {
     TempDir d;
     std::string json = d / "v.json";
     auto r = hosttest::run(hosttest::hotline() + " validate --fixes " + HOTLINE_FIXTURES + "/fixes" +
-                           " --fix noop-fin-timeout --scenario dst-refcount --trials 4 --max-trials 4 -d 1s" +
+                           " --fix noop-fin-timeout --scenario dst-refcount --trials 4 --max-trials 10 -d 1s" +
                            " --journal-dir " + (d / "j") + " -o " + json);
     EXPECT_EQ(r.rc, 1) << r.out << r.err;
     auto j = hosttest::load_json(json);
