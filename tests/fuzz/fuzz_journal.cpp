@@ -40,17 +40,21 @@ public:
     Result<std::string> boot_id() override { return std::string("boot-1"); }
 };
 
+// Never destroyed: the exit handler that removes it runs after static destructors.
 const std::string& work_dir() {
-    static const std::string dir = [] {
+    static const std::string* dir = [] {
         const char* shm = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-        std::string d = std::string(shm) + "/hotline-fuzz-journal-" + std::to_string(getpid());
-        fs::remove_all(d);
-        fs::create_directory(d);
-        fs::permissions(d, fs::perms::owner_all);
-        std::atexit([] { fs::remove_all(work_dir()); });
+        auto* d = new std::string(std::string(shm) + "/hotline-fuzz-journal-" + std::to_string(getpid()));
+        fs::remove_all(*d);
+        fs::create_directory(*d);
+        fs::permissions(*d, fs::perms::owner_all);
+        std::atexit([] {
+            std::error_code ec;
+            fs::remove_all(work_dir(), ec);
+        });
         return d;
     }();
-    return dir;
+    return *dir;
 }
 
 }  // namespace

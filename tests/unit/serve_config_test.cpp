@@ -171,6 +171,16 @@ TEST(ListenAddress, Parses) {
     EXPECT_FALSE(parse_listen_address("[::1]9464").ok());
     EXPECT_FALSE(parse_listen_address("host:-1").ok());
     EXPECT_FALSE(parse_listen_address("host:12x").ok());
+    EXPECT_TRUE(parse_listen_address("[fe80::1%eth0]:80").ok());
+}
+
+// Found by fuzz_listen: "[[gt]:48" gave host "[gt", which prints as "[gt:48",
+// an address that does not parse.
+TEST(ListenAddress, RefusesHostsThatCannotBeAHost) {
+    EXPECT_FALSE(parse_listen_address("[[gt]:48").ok());
+    EXPECT_FALSE(parse_listen_address("a]b:48").ok());
+    EXPECT_FALSE(parse_listen_address("a b:48").ok());
+    EXPECT_FALSE(parse_listen_address("a/b:48").ok());
 }
 
 TEST(BasicAuth, ChecksUserAndPasswordDigest) {
@@ -188,6 +198,17 @@ TEST(BasicAuth, ChecksUserAndPasswordDigest) {
     EXPECT_FALSE(check_basic_auth("Basic abc", prom));
     EXPECT_FALSE(check_basic_auth("", prom));
     EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", {}));
+}
+
+// Found by fuzz_basic_auth: '=' inside the base64 ("...A=B" for "...A==") was
+// decoded as if it were padding, so malformed headers were accepted.
+TEST(BasicAuth, RefusesMalformedBase64) {
+    const std::vector<AuthUser> ops{{"ops", sha256_hex("secret"), AuthUser::Hash::kSha256}};
+    EXPECT_TRUE(check_basic_auth("Basic b3BzOnNlY3JldA==", ops));  // ops:secret
+    EXPECT_FALSE(check_basic_auth("basic  b3BzOnNlY3JldA=B", ops));
+    EXPECT_FALSE(check_basic_auth("Basic b3BzOn=lY3JldA==", ops));
+    EXPECT_FALSE(check_basic_auth("Basic b3BzOnNlY3Jl====", ops));
+    EXPECT_FALSE(check_basic_auth("Basic b3BzOnNlY3Jl dA==", ops));
 }
 
 // bcrypt of "secret" at cost 4 (mkpasswd -m bcrypt -R 16 secret), as exporter-toolkit's basic_auth_users hold it.
