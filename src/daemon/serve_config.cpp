@@ -389,6 +389,8 @@ bool password_matches(const AuthUser& u, std::string_view password) {
     if (u.kind == AuthUser::Hash::kSha256) return same_secret(sha256_hex(password), u.hash);
     // bcrypt through libxcrypt: hashing the password with the stored hash as the
     // setting gives the stored hash back exactly when the password is right.
+    // crypt_r reads a C string: "secret\0x" would pass as "secret".
+    if (password.find('\0') != std::string_view::npos) return false;
     crypt_data data{};
     std::string pw(password);
     const char* out = crypt_r(pw.c_str(), u.hash.c_str(), &data);
