@@ -38,6 +38,18 @@ std::string ListenAddress::bind_host() const {
     return access("/proc/net/if_inet6", F_OK) == 0 ? "::" : "0.0.0.0";
 }
 
+namespace {
+
+// An IP literal (with an IPv6 zone, "fe80::1%eth0") or a host name: nothing that
+// would print back as another address (brackets) or could not name a host.
+bool plausible_host(std::string_view h) {
+    for (char ch : h)
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && !std::strchr(".-_:%", ch)) return false;
+    return true;
+}
+
+}  // namespace
+
 Result<ListenAddress> parse_listen_address(std::string_view s) {
     const std::string hint = fmt::format("use ADDRESS:PORT, e.g. {}:{}, [::1]:{}, or :{} for every address",
                                          daemon::kDefaultListenHost, daemon::kDefaultListenPort,
@@ -60,6 +72,8 @@ Result<ListenAddress> parse_listen_address(std::string_view s) {
                               EINVAL, hint);
         port = s.substr(colon + 1);
     }
+    if (!plausible_host(a.host))
+        return make_error(fmt::format("bad host in listen address \"{}\"", s), EINVAL, hint);
     int p = -1;
     auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
     if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || p < 0 || p > 65535)
@@ -377,10 +391,27 @@ bool password_matches(const AuthUser& u, std::string_view password) {
     if (u.kind == AuthUser::Hash::kSha256) return same_secret(sha256_hex(password), u.hash);
     // bcrypt through libxcrypt: hashing the password with the stored hash as the
     // setting gives the stored hash back exactly when the password is right.
+    // crypt_r reads a C string: "secret\0x" would pass as "secret".
+    if (password.find('\0') != std::string_view::npos) return false;
     crypt_data data{};
     std::string pw(password);
     const char* out = crypt_r(pw.c_str(), u.hash.c_str(), &data);
     return out && out[0] != '*' && same_secret(out, u.hash);
+}
+
+// Canonical base64: the alphabet, then at most two '=' and only at the end
+// (EVP_DecodeBlock alone takes '=' anywhere).  Returns the padding length, or
+// -1 when malformed.
+int base64_padding(std::string_view b64) {
+    auto first_pad = b64.find('=');
+    std::size_t pad = first_pad == std::string_view::npos ? 0 : b64.size() - first_pad;
+    if (pad > 2) return -1;
+    for (std::size_t i = 0; i < b64.size(); ++i) {
+        unsigned char ch = static_cast<unsigned char>(b64[i]);
+        bool ok = i >= b64.size() - pad ? ch == '=' : std::isalnum(ch) || ch == '+' || ch == '/';
+        if (!ok) return -1;
+    }
+    return int(pad);
 }
 
 // "Basic base64(user:password)" -> {user, password}; nullopt when malformed.
@@ -392,14 +423,13 @@ std::optional<std::pair<std::string, std::string>> decode_basic(std::string_view
     if (authorization[kScheme.size() - 1] != ' ') return std::nullopt;
     std::string_view b64 = trim(authorization.substr(kScheme.size()));
     if (b64.empty() || b64.size() % 4 != 0) return std::nullopt;
+    int pad = base64_padding(b64);
+    if (pad < 0) return std::nullopt;
     std::string raw(b64.size() / 4 * 3, '\0');
     int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(raw.data()),
                             reinterpret_cast<const unsigned char*>(b64.data()), int(b64.size()));
-    if (n < 0) return std::nullopt;
-    std::size_t pad = 0;
-    if (b64.back() == '=') ++pad;
-    if (b64.size() >= 2 && b64[b64.size() - 2] == '=') ++pad;
-    raw.resize(std::size_t(n) - pad);
+    if (n < pad) return std::nullopt;
+    raw.resize(std::size_t(n - pad));
     auto colon = raw.find(':');
     if (colon == std::string::npos) return std::nullopt;
     return std::pair{raw.substr(0, colon), raw.substr(colon + 1)};

@@ -91,5 +91,7 @@ bool check_basic_auth(std::string_view authorization, const std::vector<AuthUser
 // Reads an exporter-toolkit web configuration (YAML: tls_server_config.cert_file
 // and key_file, basic_auth_users with bcrypt hashes) into cfg; errors name the key.
 Status apply_web_config(const std::string& path, ServeConfig& cfg);
+// The same for the file's text; `path` names it in errors and anchors relative file names.
+Status apply_web_config_text(std::string_view text, const std::string& path, ServeConfig& cfg);
 
 }  // namespace hotline

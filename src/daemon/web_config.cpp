@@ -72,18 +72,16 @@ Status read_users(const std::string& path, const YAML::Node& users, ServeConfig&
 
 }  // namespace
 
-Status apply_web_config(const std::string& path, ServeConfig& cfg) {
+namespace {
+
+Status check_no_toml_web_settings(const std::string& path, const ServeConfig& cfg) {
     if (cfg.tls() || cfg.auth())
         return make_error(fmt::format("{} and [tls]/[basic_auth] in {} both configure the web server", path, cfg.source),
                           EINVAL, "keep one of them");
-    YAML::Node doc;
-    try {
-        doc = YAML::LoadFile(path);
-    } catch (const YAML::BadFile&) {
-        return make_error(fmt::format("cannot read web configuration {}", path), errno ? errno : ENOENT);
-    } catch (const YAML::Exception& e) {
-        return make_error(fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg), EINVAL);
-    }
+    return ok_status();
+}
+
+Status apply_web_doc(const std::string& path, const YAML::Node& doc, ServeConfig& cfg) {
     if (doc.IsNull()) return ok_status();  // an empty file configures nothing, as in exporter-toolkit
     if (!doc.IsMap()) return web_error(path, doc, "the web configuration must be a mapping");
     try {
@@ -101,6 +99,32 @@ Status apply_web_config(const std::string& path, ServeConfig& cfg) {
     }
     cfg.web_config = path;
     return ok_status();
+}
+
+}  // namespace
+
+Status apply_web_config(const std::string& path, ServeConfig& cfg) {
+    if (auto st = check_no_toml_web_settings(path, cfg); !st) return st;
+    YAML::Node doc;
+    try {
+        doc = YAML::LoadFile(path);
+    } catch (const YAML::BadFile&) {
+        return make_error(fmt::format("cannot read web configuration {}", path), errno ? errno : ENOENT);
+    } catch (const YAML::Exception& e) {
+        return make_error(fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg), EINVAL);
+    }
+    return apply_web_doc(path, doc, cfg);
+}
+
+Status apply_web_config_text(std::string_view text, const std::string& path, ServeConfig& cfg) {
+    if (auto st = check_no_toml_web_settings(path, cfg); !st) return st;
+    YAML::Node doc;
+    try {
+        doc = YAML::Load(std::string(text));
+    } catch (const YAML::Exception& e) {
+        return make_error(fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg), EINVAL);
+    }
+    return apply_web_doc(path, doc, cfg);
 }
 
 }  // namespace hotline

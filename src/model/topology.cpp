@@ -8,10 +8,27 @@
 
 namespace hotline {
 
-Result<std::vector<int>> parse_cpulist(std::string_view text) {
+namespace {
+
+// Each CPU once, ascending.  Built from the merged ranges, so a list that
+// repeats a large range many times costs its length, not ranges x CPUs.
+std::vector<int> cpus_of(std::vector<std::pair<int, int>> ranges) {
+    std::sort(ranges.begin(), ranges.end());
     std::vector<int> out;
+    int next = 0;  // lowest CPU not yet listed
+    for (auto [a, b] : ranges) {
+        for (int c = std::max(a, next); c <= b; ++c) out.push_back(c);
+        next = std::max(next, b + 1);
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<std::vector<int>> parse_cpulist(std::string_view text) {
     std::string t(trim(text));
-    if (t.empty()) return out;
+    if (t.empty()) return std::vector<int>{};
+    std::vector<std::pair<int, int>> ranges;
     std::string_view s = t;
     while (!s.empty()) {
         auto comma = s.find(',');
@@ -29,11 +46,9 @@ Result<std::vector<int>> parse_cpulist(std::string_view text) {
         if (!ok || b < a || b > 65535)
             return make_error("bad CPU list \"" + t + "\" near \"" + std::string(part) + "\"",
                               EINVAL, "expected e.g. 0-3,8,10-11");
-        for (int c = a; c <= b; ++c) out.push_back(c);
+        ranges.emplace_back(a, b);
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
+    return cpus_of(std::move(ranges));
 }
 
 std::string format_cpulist(const std::vector<int>& cpus) {

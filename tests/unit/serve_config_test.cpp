@@ -174,6 +174,16 @@ TEST(ListenAddress, Parses) {
     EXPECT_FALSE(parse_listen_address("[::1]9464").ok());
     EXPECT_FALSE(parse_listen_address("host:-1").ok());
     EXPECT_FALSE(parse_listen_address("host:12x").ok());
+    EXPECT_TRUE(parse_listen_address("[fe80::1%eth0]:80").ok());
+}
+
+// Found by fuzz_listen: "[[gt]:48" gave host "[gt", which prints as "[gt:48",
+// an address that does not parse.
+TEST(ListenAddress, RefusesHostsThatCannotBeAHost) {
+    EXPECT_FALSE(parse_listen_address("[[gt]:48").ok());
+    EXPECT_FALSE(parse_listen_address("a]b:48").ok());
+    EXPECT_FALSE(parse_listen_address("a b:48").ok());
+    EXPECT_FALSE(parse_listen_address("a/b:48").ok());
 }
 
 TEST(BasicAuth, ChecksUserAndPasswordDigest) {
@@ -193,6 +203,17 @@ TEST(BasicAuth, ChecksUserAndPasswordDigest) {
     EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", {}));
 }
 
+// Found by fuzz_basic_auth: '=' inside the base64 ("...A=B" for "...A==") was
+// decoded as if it were padding, so malformed headers were accepted.
+TEST(BasicAuth, RefusesMalformedBase64) {
+    const std::vector<AuthUser> ops{{"ops", sha256_hex("secret"), AuthUser::Hash::kSha256}};
+    EXPECT_TRUE(check_basic_auth("Basic b3BzOnNlY3JldA==", ops));  // ops:secret
+    EXPECT_FALSE(check_basic_auth("basic  b3BzOnNlY3JldA=B", ops));
+    EXPECT_FALSE(check_basic_auth("Basic b3BzOn=lY3JldA==", ops));
+    EXPECT_FALSE(check_basic_auth("Basic b3BzOnNlY3Jl====", ops));
+    EXPECT_FALSE(check_basic_auth("Basic b3BzOnNlY3Jl dA==", ops));
+}
+
 // bcrypt of "secret" at cost 4 (mkpasswd -m bcrypt -R 16 secret), as exporter-toolkit's basic_auth_users hold it.
 constexpr const char* kSecretBcrypt = "$2b$04$ZKoZvC9E.D6hDxQ1SR75xeLlRN3W1dCUHE8m6WlkiybJT/X.QyBCu";
 
@@ -202,6 +223,8 @@ TEST(BasicAuth, ChecksBcryptUsers) {
     EXPECT_TRUE(check_basic_auth("Basic cHJvbTpzZWNyZXQ=", users));   // prom:secret
     EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXR4", users));  // prom:secretx
     EXPECT_FALSE(check_basic_auth("Basic YWxpY2U6c2VjcmV0", users));  // alice:secret, another hash
+    // Found by fuzz_basic_auth: crypt_r stopped at the NUL, so this passed.
+    EXPECT_FALSE(check_basic_auth("Basic cHJvbTpzZWNyZXQAeA==", users));  // prom:secret\0x
 }
 
 namespace {
