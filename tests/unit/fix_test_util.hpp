@@ -13,6 +13,7 @@
 #include <string>
 
 #include "hotline/fix.hpp"
+#include "hotline/journal.hpp"
 
 namespace hotline::test {
 
@@ -45,6 +46,31 @@ public:
 
 private:
     std::string path_;
+};
+
+// A journal over a fixture procfs root: the two early-demux knobs and
+// tcp_rmem, a boot id, and a journal directory and machine lock of its own.
+struct JournalSandbox {
+    TempDir d;
+    KnobRoots roots;
+    JournalOptions opts;
+
+    explicit JournalSandbox(const std::string& owner) {
+        d.write("proc/sys/net/ipv4/ip_early_demux", "1\n");
+        d.write("proc/sys/net/ipv4/tcp_early_demux", "1\n");
+        d.write("proc/sys/net/ipv4/tcp_rmem", "4096\t131072\t6291456\n");
+        d.write("boot_id", "aaaa-1111\n");
+        roots.proc_sys = d / "proc/sys";
+        roots.boot_id = d / "boot_id";
+        roots.netns_dir = d / "netns";
+        opts.dir = d / "journal";
+        opts.machine_lock = d / "machine.lock";
+        opts.roots = roots;
+        opts.allow_global = true;
+        opts.owner = owner;
+    }
+    std::string val(const std::string& rel) const { return normalize_value(d.read("proc/sys/" + rel)); }
+    bool journal_exists() const { return d.exists("journal/journal.json"); }
 };
 
 class FakeFacts : public KernelFacts {

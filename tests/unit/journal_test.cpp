@@ -15,27 +15,8 @@ using hotline::test::TempDir;
 
 namespace {
 
-struct Fixture {
-    TempDir d;
-    KnobRoots roots;
-    JournalOptions opts;
-
-    Fixture() {
-        d.write("proc/sys/net/ipv4/ip_early_demux", "1\n");
-        d.write("proc/sys/net/ipv4/tcp_early_demux", "1\n");
-        d.write("proc/sys/net/ipv4/tcp_rmem", "4096\t131072\t6291456\n");
-        d.write("boot_id", "aaaa-1111\n");
-        roots.proc_sys = d / "proc/sys";
-        roots.boot_id = d / "boot_id";
-        roots.netns_dir = d / "netns";
-        opts.dir = d / "journal";
-        opts.machine_lock = d / "machine.lock";
-        opts.roots = roots;
-        opts.allow_global = true;
-        opts.owner = "unit test";
-    }
-    std::string val(const std::string& rel) const { return normalize_value(d.read("proc/sys/" + rel)); }
-    bool journal_exists() const { return d.exists("journal/journal.json"); }
+struct Fixture : hotline::test::JournalSandbox {
+    Fixture() : JournalSandbox("unit test") {}
 };
 
 KnobWrite write_of(const std::string& name, const std::string& value, Scope scope = Scope::kGlobal) {

@@ -107,25 +107,8 @@ TEST(FaultInjection, AFailedDirectorySyncIsReportedAfterACompleteReplace) {
 
 namespace {
 
-struct JournalFixture {
-    TempDir d;
-    KnobRoots roots;
-    JournalOptions opts;
-
-    JournalFixture() {
-        d.write("proc/sys/net/ipv4/ip_early_demux", "1\n");
-        d.write("proc/sys/net/ipv4/tcp_early_demux", "1\n");
-        d.write("boot_id", "aaaa-1111\n");
-        roots.proc_sys = d / "proc/sys";
-        roots.boot_id = d / "boot_id";
-        roots.netns_dir = d / "netns";
-        opts.dir = d / "journal";
-        opts.machine_lock = d / "machine.lock";
-        opts.roots = roots;
-        opts.allow_global = true;
-        opts.owner = "fault test";
-    }
-    std::string val(const std::string& rel) const { return normalize_value(d.read("proc/sys/" + rel)); }
+struct JournalFixture : hotline::test::JournalSandbox {
+    JournalFixture() : JournalSandbox("fault test") {}
     // The knobs the journal on disk records as changed.
     std::vector<std::string> journaled() const {
         std::vector<std::string> out;
