@@ -66,22 +66,62 @@ TargetPlan target_plan_from_json(const nlohmann::json& j) {
 
 }  // namespace
 
-Result<DiagnoseInput> input_from_recording(const nlohmann::json& doc, const std::string& name) {
-    if (!doc.is_object() || doc.value("schema", "") != "hotline.recording")
-        return make_error(name + ": not a hotline recording", EINVAL, "record one with `hotline record -o FILE`");
-    const auto& an = doc.contains("analysis") ? doc["analysis"] : nlohmann::json();
-    if (!an.is_object() || !an.contains("diagnosis"))
-        return make_error(name + ": the recording has no diagnosis analysis (\"analysis.diagnosis\")", EINVAL,
-                          "record it again with this version of `hotline record -o FILE`");
+namespace {
+
+bool is_bool_or_absent(const nlohmann::json& o, const char* key) { return !o.contains(key) || o[key].is_boolean(); }
+
+// What fix_status reads of one fix's stored applicability, checked before it
+// is read: a recording is outside input, and a wrong type must be an error.
+bool applicability_entry_ok(const nlohmann::json& a) {
+    if (!a.is_object() || !is_bool_or_absent(a, "applicable")) return false;
+    if (a.contains("carries_fix") && !a["carries_fix"].is_boolean() && !a["carries_fix"].is_null()) return false;
+    if (a.contains("checks")) {
+        if (!a["checks"].is_array()) return false;
+        for (auto& c : a["checks"])
+            if (!c.is_object() || !is_bool_or_absent(c, "held")) return false;
+    }
+    if (a.contains("reasons")) {
+        if (!a["reasons"].is_array()) return false;
+        for (auto& r : a["reasons"])
+            if (!r.is_string()) return false;
+    }
+    return true;
+}
+
+Result<DiagnoseInput> read_diagnosis(const nlohmann::json& doc, const nlohmann::json& an, const std::string& name) {
     DiagnoseInput in;
     in.recording = name;
     if (doc.contains("kernel")) in.kernel = doc["kernel"].value("release", "");
     in.metrics = an["diagnosis"].value("metrics", TrialMetrics{});
     in.applicability = an["diagnosis"].value("applicability", nlohmann::json::object());
+    if (!in.applicability.is_object())
+        return make_error(name + ": \"analysis.diagnosis.applicability\" is not an object", EINVAL);
+    for (auto& [fix, a] : in.applicability.items())
+        if (!applicability_entry_ok(a))
+            return make_error(name + ": the applicability stored for fix " + fix + " has a field of the wrong type",
+                              EINVAL, "record it again with `hotline record -o FILE`");
     for (auto& t : doc.value("plan", nlohmann::json::array())) in.plan.targets.push_back(target_plan_from_json(t));
     std::string workq = an.value("workqueue_programs", "");
     if (!workq.empty() && workq.rfind("attached", 0) != 0) in.notes.push_back("queue_work_on attribution: " + workq);
     return in;
+}
+
+}  // namespace
+
+Result<DiagnoseInput> input_from_recording(const nlohmann::json& doc, const std::string& name) {
+    const auto schema = doc.is_object() && doc.contains("schema") ? doc["schema"] : nlohmann::json();
+    if (!schema.is_string() || schema.get<std::string>() != "hotline.recording")
+        return make_error(name + ": not a hotline recording", EINVAL, "record one with `hotline record -o FILE`");
+    const auto& an = doc.contains("analysis") ? doc["analysis"] : nlohmann::json();
+    if (!an.is_object() || !an.contains("diagnosis"))
+        return make_error(name + ": the recording has no diagnosis analysis (\"analysis.diagnosis\")", EINVAL,
+                          "record it again with this version of `hotline record -o FILE`");
+    try {
+        return read_diagnosis(doc, an, name);
+    } catch (const nlohmann::json::exception& e) {
+        return make_error(name + ": a field of the recording has the wrong type (" + e.what() + ")", EINVAL,
+                          "record it again with `hotline record -o FILE`");
+    }
 }
 
 namespace {

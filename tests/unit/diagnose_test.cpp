@@ -235,3 +235,31 @@ TEST(DiagnoseFixtures, QuietHostHasNoFindingAndSaysWhy) {
     EXPECT_EQ(j["schema"], kFindingsSchema);
     EXPECT_TRUE(j["findings"].empty());
 }
+
+// Found by fuzz_recording: a recording is outside input, so a field of the wrong
+// type (here a duplicate "schema" key whose last value is an object, and a
+// stored applicability with a string where a boolean belongs) is an error
+// naming the recording, not an exception that ends the process.
+TEST(DiagnoseInput, WrongTypedFieldsAreErrorsNotCrashes) {
+    auto dup = nlohmann::json::parse(R"({"schema": "hotline.recording", "schema": {"release": "6.12"}})");
+    auto r = input_from_recording(dup, "dup.json");
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find("dup.json: not a hotline recording"), std::string::npos) << r.error().message();
+
+    auto base = nlohmann::json::parse(
+        R"({"schema": "hotline.recording", "analysis": {"diagnosis": {"metrics": {}, "applicability": {}}}})");
+    for (const char* bad : {R"({"numa-local": {"applicable": "yes"}})", R"({"numa-local": {"checks": [1]}})",
+                            R"({"numa-local": {"reasons": [false]}})", R"({"numa-local": {"carries_fix": 1}})",
+                            R"([])"}) {
+        auto doc = base;
+        doc["analysis"]["diagnosis"]["applicability"] = nlohmann::json::parse(bad);
+        auto in = input_from_recording(doc, "typed.json");
+        ASSERT_FALSE(in) << bad;
+        EXPECT_NE(in.error().message().find("typed.json"), std::string::npos) << in.error().message();
+    }
+    auto doc = base;
+    doc["analysis"]["diagnosis"]["metrics"] = "not metrics";
+    auto in = input_from_recording(doc, "metrics.json");
+    ASSERT_FALSE(in);
+    EXPECT_NE(in.error().message().find("wrong type"), std::string::npos) << in.error().message();
+}
