@@ -109,20 +109,21 @@ int wait_exit(pid_t pid, double secs) {
 class Daemon {
 public:
     Daemon(const std::string& config_text, std::vector<std::string> extra_args = {},
-           std::vector<std::string> env = {}) {
+           std::vector<std::string> env = {}, const std::string& listen = "127.0.0.1:0") {
         dir_ = make_tempdir();
         config_ = dir_ + "/serve.toml";
         log_ = dir_ + "/serve.log";
         std::ofstream(config_) << config_text;
-        std::vector<std::string> argv{HOTLINE_BIN, "serve", "--config", config_, "--listen", "127.0.0.1:0"};
+        std::vector<std::string> argv{HOTLINE_BIN, "serve", "--config", config_, "--listen", listen};
         for (auto& a : extra_args) argv.push_back(a);
         pid_ = spawn(argv, log_, env);
         auto end = Clock::now() + std::chrono::seconds(60);
         while (pid_ > 0 && Clock::now() < end) {
             std::string log = slurp(log_);
             auto at = log.find("listening on http");
-            if (at != std::string::npos) {
-                auto colon = log.find(':', log.find("127.0.0.1", at));
+            if (at != std::string::npos && log.find("/metrics", at) != std::string::npos) {
+                // "listening on http://HOST:PORT/metrics": HOST may be an IPv6 address.
+                auto colon = log.rfind(':', log.find("/metrics", at));
                 port_ = std::atoi(log.c_str() + colon + 1);
                 break;
             }
@@ -534,6 +535,20 @@ TEST(ServeHost, StrictFailsWhenATargetCannotAttach) {
 // One connection serves several requests: pipelined ones, and one sent after an
 // idle pause (the connection waits without a worker); an idle connection is
 // closed after keep_alive_timeout.
+// `--listen [::1]:0`: the exporter binds the IPv6 loopback, says so with the
+// address in brackets, and serves the exposition there.
+TEST(ServeHost, ServesOnTheIpv6Loopback) {
+    Daemon d(kQueueWorkConfig, {}, {}, "[::1]:0");
+    ASSERT_TRUE(d.up()) << d.log();
+    EXPECT_NE(d.log().find("listening on http://[::1]:" + std::to_string(d.port()) + "/metrics"), std::string::npos)
+        << d.log();
+    httplib::Client c("::1", d.port());
+    auto r = c.Get("/metrics");
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 200);
+    EXPECT_NE(r->body.find("hotline_probe_attached{target=\"queue_work_on\""), std::string::npos) << r->body;
+}
+
 TEST(ServeHost, KeepAliveServesPipelinedAndLaterRequests) {
     Daemon d(std::string(kQueueWorkConfig) + "[http]\nkeep_alive_timeout = \"1s\"\n");
     ASSERT_TRUE(d.up()) << d.log();
