@@ -23,8 +23,8 @@ run() {
 
 expect_usage() {  # expect_usage ARGS...: exit 64 and a message on stderr
     run "$@"
-    check "hotline $* exits $usage (got $rc: $err)" test "$rc" = "$usage"
-    check "hotline $* says why on stderr" test -n "$err"
+    assert "hotline $* exits $usage (got $rc: $err)" test "$rc" = "$usage"
+    assert "hotline $* says why on stderr" test -n "$err"
 }
 
 expect_in() {  # expect_in WHAT TEXT NEEDLE
@@ -45,7 +45,7 @@ all_paths() {
 }
 
 mapfile -t paths < <(all_paths)
-check "the help lists the subcommands (found ${#paths[@]})" test "${#paths[@]}" -ge 10
+assert "the help lists the subcommands (found ${#paths[@]})" test "${#paths[@]}" -ge 10
 
 # No subcommand, a mistyped one, and an unknown option anywhere.
 expect_usage
@@ -89,20 +89,20 @@ expect_usage probe --mechanism nosuch
 for p in "${paths[@]}"; do
     # shellcheck disable=SC2086
     run $p --help
-    check "hotline $p --help exits 0" test "$rc" = 0
+    assert "hotline $p --help exits 0" test "$rc" = 0
     help_text=$out
     expect_in "hotline $p --help" "$help_text" "Examples:"
     n=$(printf '%s\n' "$help_text" | sed -n '/^Examples:/,$p' | grep -c "^  hotline $p\b")
-    check "hotline $p --help has 2 or 3 examples of itself (has $n)" test "$n" -ge 2 -a "$n" -le 3
+    assert "hotline $p --help has 2 or 3 examples of itself (has $n)" test "$n" -ge 2 -a "$n" -le 3
     # shellcheck disable=SC2086
     run help $p
-    check "hotline help $p exits 0" test "$rc" = 0
-    check "hotline help $p is hotline $p --help" test "$out" = "$help_text"
+    assert "hotline help $p exits 0" test "$rc" = 0
+    assert "hotline help $p is hotline $p --help" test "$out" = "$help_text"
 done
 run help
-check "hotline help exits 0" test "$rc" = 0
+assert "hotline help exits 0" test "$rc" = 0
 expect_in "hotline help" "$out" "Subcommands:"
 run --version
-check "hotline --version exits 0" test "$rc" = 0
+assert "hotline --version exits 0" test "$rc" = 0
 
 checks_done

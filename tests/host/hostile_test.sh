@@ -14,7 +14,7 @@ fixtures=$(realpath "$3")
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/checks.sh"
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
+[ "$(id -u)" = 0 ] || { echo "FAIL: the hostile suite needs root (it misuses the binary as root): run it with sudo" >&2; exit 1; }
 mount | grep -q tracefs || mount -t tracefs nodev /sys/kernel/tracing
 
 scratch=$(mktemp -d /tmp/hl-hostile.XXXXXX)
@@ -76,8 +76,8 @@ refused() {
     [ "${CHECK_VERBOSE:-0}" = 1 ] && echo "-- $what"
     last=$(timeout "${timeout_s:-60}" "$@" 2>&1 </dev/null)
     local rc=$?
-    check "$what: exits with an error (status $rc)" test "$rc" -ne 0 -a "$rc" -lt 124
-    check "$what: says \"$want\"" grep -qF -- "$want" <<<"$last"
+    assert "$what: exits with an error (status $rc)" test "$rc" -ne 0 -a "$rc" -lt 124
+    assert "$what: says \"$want\"" grep -qF -- "$want" <<<"$last"
     [ "${CHECK_VERBOSE:-0}" = 1 ] && echo "   [$rc] $(head -c 300 <<<"$last" | tr '\n' ' ')"
     return 0
 }
@@ -175,7 +175,7 @@ for opt in -o --junit --html; do
         f=$P/$kind
         was=$(fp "$f")
         refused "diff $opt into a $kind" "refusing to write" "${diff_ok[@]}" "$opt" "$f"
-        check "diff $opt into a $kind: the $kind is unchanged" same "$was" "$(fp "$f")"
+        assert "diff $opt into a $kind: the $kind is unchanged" same "$was" "$(fp "$f")"
     done
     refused "diff $opt into a missing directory" "does not exist" "${diff_ok[@]}" "$opt" "$out/missing/x"
 done
@@ -235,16 +235,16 @@ for _ in $(seq 50); do grep -q applied "$out/first.log" && break; sleep 0.1; don
 refused "a second run with another --journal-dir on the same knob" "another" \
     "$hotline" fixes apply hostile-fin-timeout --fixes "$scratch/catalogs/fin-timeout" --netns "$victim_ns" -d 1s --journal-dir "$out/jb"
 wait "$first"
-check "the first run applied and restored (status $?)" grep -q "restored" "$out/first.log"
+assert "the first run applied and restored (status $?)" grep -q "restored" "$out/first.log"
 
 # ---------------------------------------------------------------- 5. journal directories
 tmp_mode=$(stat -c %a /tmp)
 refused "restore --journal-dir /tmp" "others can write it" "$hotline" restore --journal-dir /tmp
-check "/tmp keeps its mode" same "$tmp_mode" "$(stat -c %a /tmp)"
+assert "/tmp keeps its mode" same "$tmp_mode" "$(stat -c %a /tmp)"
 refused "a world-writable journal dir" "others can write it" "$hotline" restore --journal-dir "$J/world-writable"
-check "the world-writable dir keeps mode 777" same 777 "$(stat -c %a "$J/world-writable")"
+assert "the world-writable dir keeps mode 777" same 777 "$(stat -c %a "$J/world-writable")"
 refused "a journal dir owned by another user" "belongs to uid 65534" "$hotline" restore --journal-dir "$J/other-user"
-check "the other user's dir keeps its owner" same nobody "$(stat -c %U "$J/other-user")"
+assert "the other user's dir keeps its owner" same nobody "$(stat -c %U "$J/other-user")"
 refused "a symlinked journal dir" "link" "$hotline" restore --journal-dir "$J/linked"
 refused "a planted lock symlink" "lock" "$hotline" restore --journal-dir "$J/lock-link"
 refused "a planted journal.json symlink" "journal.json" "$hotline" restore --journal-dir "$J/journal-link"
@@ -252,7 +252,7 @@ refused "journal.json is a FIFO" "not a regular file" "$hotline" restore --journ
 refused "journal.json is a directory" "journal.json" "$hotline" restore --journal-dir "$J/journal-dir"
 refused "journal.json is /dev/zero" "journal.json" "$hotline" restore --journal-dir "$J/journal-devzero"
 refused "--journal-dir is a regular file" "journal" "$hotline" restore --journal-dir "$P/readonly"
-check "the planted links' target is unchanged" same "$victim_fp" "$(fp "$P/victim")"
+assert "the planted links' target is unchanged" same "$victim_fp" "$(fp "$P/victim")"
 # A damaged journal is set aside, not replayed, and says so.
 mkdir -m 0700 "$out/damaged"; printf '{"entries": [' >"$out/damaged/journal.json"
 refused "a damaged journal" "damaged" "$hotline" restore --journal-dir "$out/damaged"
@@ -284,23 +284,23 @@ refused "record as nobody" "root" "${as_nobody[@]}" "$hotline" record -d 1s
 for spec in write:previous.json:1:ENOSPC fsync:previous.json:1:EIO rename:previous.json:1:EROFS; do
     err=${spec##*:}
     refused "diff -o with $spec" "$err" env LD_PRELOAD="$faultfs" HL_FAULT="$spec" "${diff_ok[@]}" -o "$out/previous.json"
-    check "diff -o with $spec: the previous file is intact" same previous "$(cat "$out/previous.json")"
-    check "diff -o with $spec: no temporary file" same "previous.json" "$(ls "$out" | grep previous)"
+    assert "diff -o with $spec: the previous file is intact" same previous "$(cat "$out/previous.json")"
+    assert "diff -o with $spec: no temporary file" same "previous.json" "$(ls "$out" | grep previous)"
 done
 refused "fixes apply when the journal cannot be written (ENOSPC)" "ENOSPC" \
     env LD_PRELOAD="$faultfs" HL_FAULT=write:journal.json:1:ENOSPC \
     "$hotline" fixes apply early-demux-off --netns "$ns" -d 1s --journal-dir "$out/j4"
-check "the namespace's knob is unchanged after the failed journal write" \
+assert "the namespace's knob is unchanged after the failed journal write" \
     same 1 "$(ip netns exec "$ns" sysctl -n net.ipv4.ip_early_demux)"
 refused "record when the 2nd BPF attach fails" "EPERM" \
     env LD_PRELOAD="$faultfs" HL_FAULT=bpf_attach::2:EPERM "$hotline" record -d 1s -m tracepoint
 
 # ---------------------------------------------------------------- after all of them
-check "no knob differs in the host or in any namespace" same "$before_knobs" "$(knob_state)"
+assert "no knob differs in the host or in any namespace" same "$before_knobs" "$(knob_state)"
 if [ "$before_knobs" != "$(knob_state)" ]; then diff <(echo "$before_knobs") <(knob_state) >&2; fi
-check "no BPF program of hotline is left" same "$before_bpf" "$(bpf_state)"
-check "no hl-* namespace is left" same "$before_netns" "$(netns_state)"
+assert "no BPF program of hotline is left" same "$before_bpf" "$(bpf_state)"
+assert "no hl-* namespace is left" same "$before_netns" "$(netns_state)"
 after_files=$(file_state)
-check "no file outside the journals and outputs changed" same "$before_files" "$after_files"
+assert "no file outside the journals and outputs changed" same "$before_files" "$after_files"
 if [ "$before_files" != "$after_files" ]; then diff <(echo "$before_files") <(echo "$after_files") >&2; fi
 checks_done

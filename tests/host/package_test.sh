@@ -35,57 +35,57 @@ fi
 rm -f "$build"/hotline_*.deb
 (cd "$build" && cpack -G DEB >cpack.log 2>&1) || { cat "$build/cpack.log" >&2; exit 1; }
 deb=$(ls "$build"/hotline_*.deb 2>/dev/null | head -1)
-check "cpack built a .deb" test -f "$deb"
+assert "cpack built a .deb" test -f "$deb"
 [ -f "$deb" ] || exit 1
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
 for lib in libbpf1 libfmt libtomlplusplus libcpp-httplib libyaml-cpp libcrypt1 libssl3 libc6; do
-    check "Depends (from shlibdeps) names $lib" grep -q "$lib" <<<"$depends"
+    assert "Depends (from shlibdeps) names $lib" grep -q "$lib" <<<"$depends"
 done
 
 # Install and use it.
 before_units=$(systemctl list-units --all --no-legend 'hotline*' 2>/dev/null)
-check "dpkg -i installs it" dpkg -i "$deb"
+assert "dpkg -i installs it" dpkg -i "$deb"
 files=$(dpkg -L hotline)
-check "the binary is /usr/bin/hotline" test -x /usr/bin/hotline
+assert "the binary is /usr/bin/hotline" test -x /usr/bin/hotline
 /usr/bin/hotline probe >"$build/package-probe.txt" 2>&1
 rc=$?
-check "the installed hotline probe runs (exit $rc: 0, or 3 when nothing is observable)" test "$rc" = 0 -o "$rc" = 3
-check "the install did not start the daemon" test -z "$(systemctl is-active hotline.service 2>/dev/null | grep -x active)"
-check "the install did not enable the daemon" test "$(systemctl is-enabled hotline.service 2>/dev/null)" != enabled
-check "systemd-analyze verify passes on the installed unit" systemd-analyze verify /lib/systemd/system/hotline.service
-check "the unit runs the installed binary" grep -q "^ExecStart=/usr/bin/hotline serve --config /etc/hotline/serve.toml" \
+assert "the installed hotline probe runs (exit $rc: 0, or 3 when nothing is observable)" test "$rc" = 0 -o "$rc" = 3
+assert "the install did not start the daemon" test -z "$(systemctl is-active hotline.service 2>/dev/null | grep -x active)"
+assert "the install did not enable the daemon" test "$(systemctl is-enabled hotline.service 2>/dev/null)" != enabled
+assert "systemd-analyze verify passes on the installed unit" systemd-analyze verify /lib/systemd/system/hotline.service
+assert "the unit runs the installed binary" grep -q "^ExecStart=/usr/bin/hotline serve --config /etc/hotline/serve.toml" \
     /lib/systemd/system/hotline.service
-check "the example configuration is /etc/hotline/serve.toml and valid" \
+assert "the example configuration is /etc/hotline/serve.toml and valid" \
     /usr/bin/hotline serve --check-config --config /etc/hotline/serve.toml
-check "/etc/hotline/serve.toml is a conffile" grep -q /etc/hotline/serve.toml /var/lib/dpkg/info/hotline.conffiles
+assert "/etc/hotline/serve.toml is a conffile" grep -q /etc/hotline/serve.toml /var/lib/dpkg/info/hotline.conffiles
 man_text=$(MANPAGER=cat MANWIDTH=100 man hotline 2>/dev/null)
-check "man hotline shows the subcommands" grep -q "validate" <<<"$man_text"
-check "man hotline shows the exit status table" grep -qi "exit status" <<<"$man_text"
-check "man hotline-validate exists" man -w hotline-validate
-check "the alert rules are installed" test -f /usr/share/hotline/prometheus/hotline-alerts.yml
-check "the dashboard is installed" test -f /usr/share/hotline/grafana/hotline-dashboard.json
+assert "man hotline shows the subcommands" grep -q "validate" <<<"$man_text"
+assert "man hotline shows the exit status table" grep -qi "exit status" <<<"$man_text"
+assert "man hotline-validate exists" man -w hotline-validate
+assert "the alert rules are installed" test -f /usr/share/hotline/prometheus/hotline-alerts.yml
+assert "the dashboard is installed" test -f /usr/share/hotline/grafana/hotline-dashboard.json
 completion=$(bash -c 'source /usr/share/bash-completion/completions/hotline
     complete -p hotline >/dev/null || exit 1
     COMP_WORDS=(hotline valid); COMP_CWORD=1; _hotline; printf "%s\n" "${COMPREPLY[@]}"
     COMP_WORDS=(hotline validate --fix numa); COMP_CWORD=3; _hotline; printf "%s\n" "${COMPREPLY[@]}"')
-check "the installed completion completes subcommands" grep -qx validate <<<"$completion"
-check "the installed completion completes fixes" grep -qx numa-local <<<"$completion"
+assert "the installed completion completes subcommands" grep -qx validate <<<"$completion"
+assert "the installed completion completes fixes" grep -qx numa-local <<<"$completion"
 
 # Purge: nothing of it may stay.
-check "dpkg --purge removes it" dpkg --purge hotline
-check "dpkg -L hotline lists nothing" test -z "$(dpkg -L hotline 2>/dev/null)"
+assert "dpkg --purge removes it" dpkg --purge hotline
+assert "dpkg -L hotline lists nothing" test -z "$(dpkg -L hotline 2>/dev/null)"
 left=()
 while read -r f; do
     [ -e "$f" ] || continue
     [ -d "$f" ] && continue  # shared directories (/usr/bin, /usr/share/man/man1, ...)
     left+=("$f")
 done <<<"$files"
-check "no installed file is left (${left[*]:-none})" test "${#left[@]}" = 0
-check "/etc/hotline is gone" test ! -e /etc/hotline
-check "/var/lib/hotline is gone" test ! -e /var/lib/hotline
-check "/usr/share/hotline is gone" test ! -e /usr/share/hotline
+assert "no installed file is left (${left[*]:-none})" test "${#left[@]}" = 0
+assert "/etc/hotline is gone" test ! -e /etc/hotline
+assert "/var/lib/hotline is gone" test ! -e /var/lib/hotline
+assert "/usr/share/hotline is gone" test ! -e /usr/share/hotline
 after_units=$(systemctl list-units --all --no-legend 'hotline*' 2>/dev/null)
-check "systemd has no hotline unit loaded afterwards" test "$after_units" = "$before_units"
+assert "systemd has no hotline unit loaded afterwards" test "$after_units" = "$before_units"
 
 checks_done

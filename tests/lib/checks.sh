@@ -1,10 +1,10 @@
-# One pass/fail tally for the shell tests (sourced).  check runs a condition and
+# One pass/fail tally for the shell tests (sourced).  assert runs a condition and
 # counts it; a failure goes to stderr, a pass to stdout when CHECK_VERBOSE=1.
 # checks_done prints the tally and is the script's status.
 failures=0
 checks=0
 
-check() {  # check DESCRIPTION CONDITION...
+assert() {  # assert DESCRIPTION CONDITION...
     local what=$1
     shift
     checks=$((checks + 1))
