@@ -127,9 +127,8 @@ SequentialJudgement judge_sequential(const Criterion& c, const Picked& p, const 
     return j;
 }
 
-void judge_sequential_criterion(const Criterion& c, const Picked& p, const ValidateOptions& opts,
+void judge_sequential_criterion(const Criterion& c, const SequentialJudgement& j, const ValidateOptions& opts,
                                 CriterionResult& r) {
-    SequentialJudgement j = judge_sequential(c, p, opts);
     r.ratio = j.ci;
     r.pairs = j.pairs;
     r.decided_after_pairs = j.decided_after;
@@ -217,17 +216,20 @@ CriterionResult evaluate_criterion(const Criterion& c, const std::vector<Trial>&
         r.mann_whitney = mann_whitney(p.a, p.b);
         r.hl_ratio = hodges_lehmann_ratio(p.a, p.b);
     }
+    std::optional<SequentialJudgement> seq;
+    if (sequential) {
+        seq = judge_sequential(c, p, opts);
+        r.ratio = seq->ci;
+    }
     if (r.median_baseline == 0 && r.median_candidate == 0 && c.kind == CriterionKind::kExpect) {
-        if (sequential) r.ratio = judge_sequential(c, p, opts).ci;
         r.reason = "the metric is 0 in both arms: nothing to improve on, so no judgement";
         return r;
     }
     const bool enough = c.exact || (int(p.a.size()) >= opts.min_each && int(p.b.size()) >= opts.min_each);
     if (sequential && c.required() && enough) {
-        judge_sequential_criterion(c, p, opts, r);
+        judge_sequential_criterion(c, *seq, opts, r);
         return r;
     }
-    if (sequential) r.ratio = judge_sequential(c, p, opts).ci;
     const RatioCi& ci = *r.ratio;
     std::string est = c.exact ? fmt::format("ratio {}", fmt_ratio(ci.ratio))
                               : fmt::format("ratio {} ({:.0f}% {} {}..{})", fmt_ratio(ci.ratio),
