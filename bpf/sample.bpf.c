@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* cpu-clock sampling: attributes each sample whose kernel IP falls inside a
- * watched function's text range (from kallsyms) to that function, like perf top. */
-#include "vmlinux.h"
+ * watched function's text range (from kallsyms) to that function, like perf top.
+ *
+ * UAPI headers, not vmlinux.h: the perf_event context (bpf_user_pt_regs_t) has a
+ * fixed user-visible layout, so the object carries no CO-RE relocation and libbpf
+ * loads it without parsing the kernel's BTF.  This object loads after the kallsyms
+ * table arrives (its ranges are read-only data), on the agent's start-up path. */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "hotline/abi.h"

@@ -10,6 +10,11 @@
 # every header there and in its own SOURCE_DIR.
 
 set(HOTLINE_BPF_ABI_DIR ${CMAKE_SOURCE_DIR}/src/model/include)
+# The architecture's UAPI headers (asm/), for objects built on UAPI headers
+# instead of vmlinux.h; searched after everything else.
+if(CMAKE_LIBRARY_ARCHITECTURE)
+  set(BPF_UAPI_ARCH_INCLUDE -idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
+endif()
 
 function(bpf_object name src_dir out_dir)
   set(src ${src_dir}/${name}.bpf.c)
@@ -25,7 +30,7 @@ function(bpf_object name src_dir out_dir)
     COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror
             -fdebug-prefix-map=${CMAKE_SOURCE_DIR}=.
             -I${CMAKE_SOURCE_DIR}/bpf/vmlinux/x86 -I${CMAKE_SOURCE_DIR}/bpf
-            -I${HOTLINE_BPF_ABI_DIR} -c ${src} -o ${obj}.tmp
+            -I${HOTLINE_BPF_ABI_DIR} ${BPF_UAPI_ARCH_INCLUDE} -c ${src} -o ${obj}.tmp
     COMMAND ${BPFTOOL} gen object ${obj} ${obj}.tmp
     COMMAND ${CMAKE_COMMAND} -E remove ${obj}.tmp
     DEPENDS ${src} ${headers}

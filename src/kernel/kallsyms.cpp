@@ -7,10 +7,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "hotline/kernel.hpp"
@@ -164,13 +169,134 @@ private:
     Kallsyms k_;
 };
 
+namespace {
+
+// Hands the complete lines of `chunk` to the builder; a line cut at the chunk's
+// end waits in `carry` for its rest.
+void feed_lines(Kallsyms::Builder& b, std::string& carry, std::string_view chunk) {
+    // No kallsyms line comes near this (names are at most 512 bytes): drop such a line.
+    constexpr std::size_t kLongestLine = 4096;
+    std::size_t pos = 0;
+    if (!carry.empty()) {
+        const void* nl = std::memchr(chunk.data(), '\n', chunk.size());
+        std::size_t end = nl ? std::size_t(static_cast<const char*>(nl) - chunk.data()) : chunk.size();
+        carry.append(chunk.substr(0, end));
+        if (!nl) {
+            if (carry.size() > kLongestLine) carry.clear();
+            return;
+        }
+        b.add_line(carry);
+        carry.clear();
+        pos = end + 1;
+    }
+    while (pos < chunk.size()) {
+        const void* nl = std::memchr(chunk.data() + pos, '\n', chunk.size() - pos);
+        if (!nl) break;
+        std::size_t end = std::size_t(static_cast<const char*>(nl) - chunk.data());
+        b.add_line(chunk.substr(pos, end - pos));
+        pos = end + 1;
+    }
+    if (chunk.size() - pos <= kLongestLine) carry.assign(chunk.substr(pos));
+}
+
+// Reads a file in big chunks on a thread of its own: the kernel formats the next
+// chunk of /proc/kallsyms (most of the load's CPU) while the caller parses the
+// last one.  Without a thread it reads in the caller.  Chunks are handed over in
+// file order through a ring of buffers.
+class ChunkReader {
+public:
+    explicit ChunkReader(int fd) : fd_(fd) {
+        // Mapped pages: a loader thread's malloc arena would keep them after the load.
+        for (auto& b : bufs_) b.data = static_cast<char*>(map_pages(kChunk));
+        try {
+            thread_ = std::thread([this] { produce(); });
+        } catch (const std::system_error&) {
+            inline_ = true;
+        }
+    }
+    ~ChunkReader() {
+        {
+            std::lock_guard<std::mutex> g(mu_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        if (thread_.joinable()) thread_.join();
+        for (auto& b : bufs_) unmap_pages(b.data, kChunk);
+    }
+    ChunkReader(const ChunkReader&) = delete;
+    ChunkReader& operator=(const ChunkReader&) = delete;
+
+    // The next chunk, valid until the next call; empty at the end of the file.
+    Result<std::string_view> next() {
+        Buffer& b = bufs_[next_ % kBuffers];
+        if (inline_) {
+            fill(b);
+        } else {
+            std::unique_lock<std::mutex> l(mu_);
+            if (next_ > 0) {
+                bufs_[(next_ - 1) % kBuffers].full = false;  // the caller is done with it
+                cv_.notify_all();
+            }
+            cv_.wait(l, [&] { return b.full; });
+        }
+        ++next_;
+        if (b.err) return make_error("read", b.err);
+        return std::string_view(b.data, b.len);
+    }
+
+private:
+    static constexpr std::size_t kChunk = 256 * 1024;
+    static constexpr std::size_t kBuffers = 3;
+    struct Buffer {
+        char* data = nullptr;
+        std::size_t len = 0;
+        int err = 0;
+        bool full = false;
+    };
+
+    void fill(Buffer& b) {
+        ssize_t n;
+        do n = ::read(fd_, b.data, kChunk);
+        while (n < 0 && errno == EINTR);
+        b.err = n < 0 ? errno : 0;
+        b.len = n < 0 ? 0 : std::size_t(n);
+    }
+    void produce() {
+        for (std::size_t i = 0;; ++i) {
+            Buffer& b = bufs_[i % kBuffers];
+            {
+                std::unique_lock<std::mutex> l(mu_);
+                cv_.wait(l, [&] { return stop_ || !b.full; });
+                if (stop_) return;
+            }
+            fill(b);
+            bool last = b.err || b.len == 0;
+            {
+                std::lock_guard<std::mutex> g(mu_);
+                b.full = true;
+            }
+            cv_.notify_all();
+            if (last) return;
+        }
+    }
+
+    int fd_;
+    Buffer bufs_[kBuffers];
+    std::size_t next_ = 0;  // chunks handed to the caller
+    bool inline_ = false;
+    bool stop_ = false;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::thread thread_;
+};
+
+}  // namespace
+
 Kallsyms Kallsyms::parse(std::string_view text) {
     Builder b;
-    while (!text.empty()) {
-        auto nl = text.find('\n');
-        b.add_line(text.substr(0, nl));
-        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    }
+    std::string carry;
+    feed_lines(b, carry, text);
+    if (!carry.empty()) b.add_line(carry);
     return b.finish();
 }
 
@@ -179,38 +305,16 @@ Result<Kallsyms> Kallsyms::load(const std::string& path) {
     // several MB that need never be held whole, so parse chunk by chunk.
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return make_error("cannot read " + path, errno);
-    constexpr std::size_t kChunk = 256 * 1024;
-    std::unique_ptr<char[]> buf(new char[kChunk]);
-    std::size_t have = 0;  // bytes of an unfinished line kept at the front
     Builder b;
-    while (true) {
-        ssize_t n = ::read(fd, buf.get() + have, kChunk - have);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            int e = errno;
-            ::close(fd);
-            return make_error("cannot read " + path, e);
-        }
-        std::size_t len = have + std::size_t(n);
-        std::string_view chunk(buf.get(), len);
-        std::size_t pos = 0;
-        while (pos < len) {
-            const void* nl = std::memchr(chunk.data() + pos, '\n', len - pos);
-            if (!nl) break;
-            std::size_t end = std::size_t(static_cast<const char*>(nl) - chunk.data());
-            b.add_line(chunk.substr(pos, end - pos));
-            pos = end + 1;
-        }
-        have = len - pos;
-        if (n == 0) {
-            if (have) b.add_line(chunk.substr(pos, have));
-            break;
-        }
-        // A line longer than the buffer is no kallsyms line: drop it.
-        if (have == kChunk) have = 0;
-        else if (have) std::memmove(buf.get(), buf.get() + pos, have);
+    std::string carry;
+    Result<std::string_view> chunk = std::string_view();
+    {
+        ChunkReader reader(fd);
+        while ((chunk = reader.next()) && !chunk->empty()) feed_lines(b, carry, *chunk);
     }
     ::close(fd);
+    if (!chunk) return make_error("cannot read " + path, chunk.error().err);
+    if (!carry.empty()) b.add_line(carry);
     return b.finish();
 }
 

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "attach.hpp"
 #include "counter_readers.hpp"
@@ -152,16 +153,23 @@ private:
     std::array<std::unique_ptr<MechanismAttach>, 4> mechanisms_;
 };
 
-Result<std::unique_ptr<LoadedObject>> start_workq() {
+using WorkqSkeleton = SkelGuard<hl_workq_bpf>;
+
+// Opened and loaded, not attached: nothing of it runs until attach_workq_object.
+Result<std::unique_ptr<WorkqSkeleton>> load_workq() {
     LibbpfCapture cap;
-    SkelGuard<hl_workq_bpf> s(hl_workq_bpf::open());
-    if (!s) return make_error("workqueue attribution: open", errno);
-    s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
-    if (int err = hl_workq_bpf::load(s.get())) {
+    auto s = std::make_unique<WorkqSkeleton>(hl_workq_bpf::open());
+    if (!*s) return make_error("workqueue attribution: open", errno);
+    (*s)->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
+    if (int err = hl_workq_bpf::load(s->get())) {
         Error e = make_error("workqueue attribution: load", err);
         e.detail = cap.tail(6);
         return e;
     }
+    return s;
+}
+
+Result<std::unique_ptr<LoadedObject>> attach_workq_object(WorkqSkeleton& s) {
     if (int err = hl_workq_bpf::attach(s.get())) return make_error("workqueue attribution: attach", err);
     return s.release();
 }
@@ -172,6 +180,7 @@ public:
         : opts_(opts), topo_(topo), reader_(topo_, opts.handoff_sample) {}
     ~SessionImpl() override {
         workq_.reset();
+        workq_loaded_.reset();
         sampling_.reset();
         attached_.clear();
         if (hits_fd_ >= 0) close(hits_fd_);
@@ -185,6 +194,7 @@ public:
     Status plan_and_attach(const std::vector<TargetDef>& targets, const KernelInfo& kernel, const BtfFacts& btf,
                            BackgroundKallsyms& ksyms);
     void describe_layouts(const std::vector<TargetDef>& targets, const BtfFacts& btf);
+    void load_workq_early(const std::vector<TargetDef>& targets);
     void attach_workq(const std::vector<TargetDef>& targets);
     void finish(const std::vector<TargetDef>& targets, const BtfFacts& btf, BackgroundKallsyms& ksyms);
     Result<Snapshot> read() const override;
@@ -203,6 +213,8 @@ private:
     std::vector<SampledTarget> sampled_;
     std::unique_ptr<LoadedObject> sampling_;
     std::unique_ptr<LoadedObject> workq_;
+    // Loaded before planning, attached after it when a planned target wants it.
+    std::optional<Result<std::unique_ptr<WorkqSkeleton>>> workq_loaded_;
     mutable std::mutex read_mu_;  // one read() at a time
     int stats_fd_ = -1;
     int hits_fd_ = -1;  // the `hits` map every attached object shares
@@ -264,13 +276,28 @@ void SessionImpl::describe_layouts(const std::vector<TargetDef>& targets, const 
         }
 }
 
+// The workqueue object does not depend on the plan, only whether it is attached
+// does: loading it before planning puts its load (a vmlinux BTF parse and the
+// verifier) in the time the planner would otherwise wait for the kallsyms table.
+void SessionImpl::load_workq_early(const std::vector<TargetDef>& targets) {
+    bool may_want = false;
+    for (auto& t : targets) may_want |= t.workqueue_attribution;
+    if (may_want && opts_.workq) workq_loaded_ = load_workq();
+}
+
 void SessionImpl::attach_workq(const std::vector<TargetDef>& targets) {
     bool wanted = false;
     for (const TargetDef* t : observable(targets)) wanted |= t->workqueue_attribution;
-    if (!wanted) return;
+    auto loaded = std::move(workq_loaded_);
+    workq_loaded_.reset();
+    if (!wanted) return;  // a loaded object is freed unattached
     if (!opts_.workq) {
         info_.workq = "off (--no-workq)";
-    } else if (auto obj = start_workq(); !obj) {
+        return;
+    }
+    if (!loaded) loaded = load_workq();
+    auto obj = *loaded ? attach_workq_object(***loaded) : Result<std::unique_ptr<LoadedObject>>(loaded->error());
+    if (!obj) {
         info_.workq = obj.error().message();
     } else {
         workq_ = std::move(*obj);
@@ -341,6 +368,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     auto btf = take_btf_facts(kernel, *targets);
     if (!btf) return btf.error();
     auto impl = std::make_unique<SessionImpl>(opts, topo);
+    impl->load_workq_early(*targets);
     if (auto st = impl->plan_and_attach(*targets, kernel, *btf, ksyms); !st) return st.error();
     impl->describe_layouts(*targets, *btf);
     impl->attach_workq(*targets);
