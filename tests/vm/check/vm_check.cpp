@@ -1079,8 +1079,14 @@ void check_allow_global_run(Checks& c, const GuestResult& r) {
 void check_allow_global_killed(Checks& c, const GuestResult& r) {
     c.expect(guest_rc(r, "killed.rc") == 137, "the second validate died of SIGKILL (137)",
              show_rc(guest_rc(r, "killed.rc")));
+    std::string killed = guest_text(r, "killed.txt");
+    c.expect(killed.find("trial 1 (baseline)") != std::string::npos &&
+                 killed.find("guest-global-knobs on tcp-crr:") == std::string::npos,
+             "it was killed mid-run: trials began, no verdict was printed", killed.substr(0, 400));
     c.expect(guest_text(r, "knobs-after-kill.txt") == kGlobalFix, "killed in a fix trial: the knobs still hold the fix's values",
              guest_text(r, "knobs-after-kill.txt"));
+    c.expect(guest_text(r, "lock-holders.txt").empty(), "no process holds /run/hotline-knobs.lock after the kill",
+             guest_text(r, "lock-holders.txt").empty() ? "none" : guest_text(r, "lock-holders.txt"));
     std::string out = guest_text(r, "restore.txt");
     c.expect(guest_rc(r, "restore.rc") == 0 && out.find("restored") != std::string::npos,
              "`hotline restore` (default journal directory) exits 0 and says what it restored",
