@@ -1027,10 +1027,10 @@ const std::string kGlobalBefore = "2 4095", kGlobalFix = "7 1234";
 // is the previous one.
 void check_knob_samples(Checks& c, const GuestResult& r, const std::string& file, int min_fix, int max_fix) {
     auto seen = guest_lines(r, file);
-    std::istringstream bs(kGlobalBefore), fs_(kGlobalFix);
+    std::istringstream before_in(kGlobalBefore), fix_in(kGlobalFix);
     std::string b1, b2, f1, f2;
-    bs >> b1 >> b2;
-    fs_ >> f1 >> f2;
+    before_in >> b1 >> b2;
+    fix_in >> f1 >> f2;
     bool only_known = !seen.empty();
     int fix_periods = 0;
     for (auto& s : seen) {
