@@ -75,6 +75,28 @@ const std::map<std::string, std::pair<double, double>> kCallsPerConnection7 = {
 // at least 40, at most 600 from the writer plus 200.
 constexpr double kQueueWorkFloor = 40, kQueueWorkCeiling = 800;
 
+// record-*: the kernel's own counts of the same window (guest/tests/lib/record.sh).
+// Tcp ActiveOpens and PassiveOpens in /proc/net/snmp: each churn connection is
+// one of each, and nothing else in the guest opens TCP connections meanwhile.
+// Measured in 8 recordings (6.1, 6.12, 5.10, 7.2; fentry and kprobe; 36-282
+// connections): both rose by exactly the churn's count.  Bound: that count plus
+// at most 2 (a connection the churn's stop interrupted would be opened, not
+// counted).
+constexpr double kOpensSlack = 2;
+// queue_work_on's calls on node 1 against ftrace's workqueue_queue_work events
+// on CPUs 2-3 whose CLOCK_MONOTONIC timestamps lie in the recording's window.
+// Every queue_work_on that queues fires the event on the same CPU; the event
+// also fires for work queued without queue_work_on (delayed work's timers:
+// vmstat_update, psi_avgs_work, kfree_rcu_monitor, flush_memcg_stats_dwork,
+// neigh_*; rcu work), and a queue_work_on finding its work pending fires none.
+// Measured in the same 8 recordings: events - calls = 5 to 10 (47-107 calls,
+// 56-116 events), within 4 of the events of delayed work each window holds
+// (equal in 5 of the 8); calls above events never.  Bounds: calls at most 20% + 10 below
+// the events and at most 2% + 5 above them; a doubled count (+100%) or half the
+// calls lost (-50%) leaves them.
+constexpr double kQueueWorkBelowShare = 0.20, kQueueWorkBelowSlack = 10;
+constexpr double kQueueWorkAboveShare = 0.02, kQueueWorkAboveSlack = 5;
+
 // Exits without a matching entry (migration, attach races) that still leave the
 // latency histogram meaningful.
 constexpr double kUnpairedShare = 0.10;
@@ -276,15 +298,21 @@ void check_probe(Checks& c, const fs::path& dir) {
     c.expect(doc->value("observable", false), "observable is true", show(at(*doc, {"observable"})));
 }
 
+// CPU -> NUMA node, from a recording's own topology.
+std::map<int, int> cpu_nodes(const json& doc) {
+    std::map<int, int> cpu_node;
+    if (const json* cpus = at(doc, {"topology", "cpus"}); cpus && cpus->is_array())
+        for (auto& e : *cpus) cpu_node[e.value("cpu", -1)] = e.value("node", -1);
+    return cpu_node;
+}
+
 // Sums of one target's per-CPU calls by NUMA node, from the recording's own topology.
 struct NodeCalls {
     double node0 = 0, node1 = 0, other = 0;
 };
 
 NodeCalls node_calls(const json& doc, const json& target) {
-    std::map<int, int> cpu_node;
-    if (const json* cpus = at(doc, {"topology", "cpus"}); cpus && cpus->is_array())
-        for (auto& e : *cpus) cpu_node[e.value("cpu", -1)] = e.value("node", -1);
+    std::map<int, int> cpu_node = cpu_nodes(doc);
     NodeCalls n;
     const json& calls = target["calls"];
     for (std::size_t cpu = 0; cpu < calls.size(); ++cpu) {
@@ -313,8 +341,143 @@ std::optional<std::pair<double, double>> calls_per_connection(const json& doc, c
     return it->second;
 }
 
-// One forced mechanism's recording while node 1 works; prints dst_release calls
-// on node 1 per churn connection.
+// The kernel's own counts around a record-* run (guest/tests/lib/record.sh),
+// which owe nothing to hotline's BPF programs.
+struct KernelCounts {
+    double active_opens = 0, passive_opens = 0;  // /proc/net/snmp Tcp rises
+    double queue_work_node1 = 0;                 // workqueue_queue_work events on node 1 in the window
+    double queue_work_outside = 0;               // on node 1 outside it (the writer before and after)
+    std::map<std::string, double> queue_work_by_function;  // in the window, node 1
+};
+
+// /proc/net/snmp's Tcp line pair: a header of names, then their values.
+std::map<std::string, double> tcp_snmp(const std::string& text) {
+    std::vector<std::string> names;
+    std::map<std::string, double> values;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("Tcp:", 0) != 0) continue;
+        std::istringstream f(line.substr(4));
+        std::vector<std::string> words;
+        for (std::string w; f >> w;) words.push_back(w);
+        if (names.empty()) {
+            names = words;
+            continue;
+        }
+        for (std::size_t i = 0; i < words.size() && i < names.size(); ++i) values[names[i]] = std::atof(words[i].c_str());
+    }
+    return values;
+}
+
+// workqueue_queue_work events ("CPU SECONDS FUNCTION" lines) on node 1, inside
+// and outside the recording's CLOCK_MONOTONIC window.
+void count_queue_work(KernelCounts& k, const std::string& events, const json& doc) {
+    auto node = cpu_nodes(doc);
+    double t0 = doc.value(json::json_pointer("/totals/t_start"), 0.0);
+    double t1 = doc.value(json::json_pointer("/totals/t_end"), 0.0);
+    std::istringstream in(events);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream f(line);
+        int cpu = -1;
+        double ts = 0;
+        std::string fn;
+        if (!(f >> cpu >> ts >> fn) || !node.count(cpu) || node[cpu] != 1) continue;
+        if (ts < t0 || ts > t1) {
+            ++k.queue_work_outside;
+            continue;
+        }
+        ++k.queue_work_node1;
+        ++k.queue_work_by_function[fn];
+    }
+}
+
+std::optional<KernelCounts> kernel_counts(Checks& c, const GuestResult& r, const json& doc) {
+    auto before = slurp(r.files / "snmp.before"), after = slurp(r.files / "snmp.after");
+    auto events = slurp(r.files / "queue-work.events"), overrun = slurp(r.files / "queue-work.overrun");
+    if (!before || !after || !events || !overrun) {
+        c.fail("the kernel's counts came back from the guest (seen: snmp.before, snmp.after, queue-work.events "
+               "or queue-work.overrun missing)");
+        return std::nullopt;
+    }
+    auto b = tcp_snmp(*before), a = tcp_snmp(*after);
+    KernelCounts k;
+    k.active_opens = a["ActiveOpens"] - b["ActiveOpens"];
+    k.passive_opens = a["PassiveOpens"] - b["PassiveOpens"];
+    double lost = 0;
+    std::istringstream ov(*overrun);
+    for (double cpu, n; ov >> cpu >> n;) lost += n;
+    c.expect(lost == 0, "ftrace's ring buffer lost no workqueue_queue_work event", fmt::format("{} overruns", lost));
+    count_queue_work(k, *events, doc);
+    return k;
+}
+
+// The churn's own connection count against the kernel's: each loopback
+// connection is one active and one passive open, and nothing else in the guest
+// opens TCP connections while the record-* tests run.
+void expect_kernel_connections(Checks& c, const KernelCounts& k, double conns) {
+    auto within = [&](double opens) { return opens >= conns && opens <= conns + kOpensSlack; };
+    c.expect(within(k.active_opens) && within(k.passive_opens),
+             fmt::format("the kernel's Tcp ActiveOpens and PassiveOpens (/proc/net/snmp) each rose by the churn's "
+                         "{} connections, + at most {:.0f}",
+                         conns, kOpensSlack),
+             fmt::format("ActiveOpens +{}, PassiveOpens +{}", k.active_opens, k.passive_opens));
+}
+
+// queue_work_on (hotline, node 1) against workqueue_queue_work events in the
+// same window on the same CPUs (ftrace); see kQueueWorkBelowShare.
+void expect_queue_work_oracle(Checks& c, const KernelCounts& k, double counted) {
+    double t = k.queue_work_node1;
+    double below = kQueueWorkBelowShare * t + kQueueWorkBelowSlack, above = kQueueWorkAboveShare * t + kQueueWorkAboveSlack;
+    c.expect(t > 0 && counted >= t - below && counted <= t + above,
+             fmt::format("queue_work_on on node 1 lies in [{:.0f}, {:.0f}]: the kernel's workqueue_queue_work events "
+                         "there in the recording's window ({}) less {:.0f}% + {:.0f}, plus {:.0f}% + {:.0f}",
+                         t - below, t + above, t, kQueueWorkBelowShare * 100, kQueueWorkBelowSlack,
+                         kQueueWorkAboveShare * 100, kQueueWorkAboveSlack),
+             fmt::format("hotline {}, events {}, difference {:+.0f}", counted, t, counted - t));
+    std::string fns;
+    for (auto& [fn, n] : k.queue_work_by_function) fns += fmt::format("{}{} {}", fns.empty() ? "" : ", ", fn, n);
+    c.note(fmt::format("workqueue_queue_work on node 1: {} in the window ({}), {} outside it", t, fns,
+                       k.queue_work_outside));
+}
+
+// One target's node-1 count against its bounds: per kernel-counted connection
+// for the churn's targets, the tracepoint and a floor/ceiling for queue_work_on.
+void expect_node1_calls(Checks& c, const json& doc, const std::string& t, double node1, const KernelCounts& k) {
+    if (auto per_conn = calls_per_connection(doc, t)) {
+        double conns = k.active_opens;
+        c.expect(node1 >= per_conn->first * conns && node1 <= per_conn->second * conns && node1 > 0,
+                 fmt::format("{} counts on node 1 lie in [{:.0f}, {:.0f}] ({}-{} per connection the kernel counted: {})",
+                             t, per_conn->first * conns, per_conn->second * conns, per_conn->first, per_conn->second,
+                             conns),
+                 fmt::format("node 1 {}, {:.3f} per connection", node1, conns > 0 ? node1 / conns : 0.0));
+        return;
+    }
+    c.expect(node1 >= kQueueWorkFloor && node1 <= kQueueWorkCeiling,
+             fmt::format("{} counts on node 1 lie in [{:.0f}, {:.0f}]", t, kQueueWorkFloor, kQueueWorkCeiling),
+             fmt::format("node 1 {}", node1));
+    expect_queue_work_oracle(c, k, node1);
+}
+
+// Latency from the exit program: a non-empty histogram whose buckets add up,
+// few unpaired exits.
+void expect_exit_latency(Checks& c, const json& doc, const json& tot, const std::string& t, const char* exit_prog) {
+    const json* h = at(doc, {"histograms", t});
+    double buckets = 0;
+    if (h && at(*h, {"buckets"}) && (*h)["buckets"].is_array())
+        for (auto& b : (*h)["buckets"]) buckets += b.value("count", 0.0);
+    const json* lat = at(tot, {"latency"});
+    double count = lat ? lat->value("count", 0.0) : 0, lost = lat ? lat->value("lost", 0.0) : 0;
+    double calls = tot.value("calls_total", 0.0);
+    c.expect(h && buckets > 0 && buckets == count,
+             fmt::format("{} has a non-empty {} latency histogram matching latency.count", t, exit_prog),
+             fmt::format("{} in buckets, latency.count {}", buckets, count));
+    c.expect(lost <= kUnpairedShare * calls,
+             fmt::format("{} unpaired exits are at most {:.0f}% of calls", t, kUnpairedShare * 100),
+             fmt::format("{} unpaired of {} calls", lost, calls));
+}
+
+// One forced mechanism's recording while node 1 works, judged against the
+// kernel's own counts of the same window.
 void check_record(Checks& c, const fs::path& dir, const std::string& mech) {
     GuestResult r = load_result(dir, "record-" + mech);
     if (!reported(c, r)) return;
@@ -327,6 +490,9 @@ void check_record(Checks& c, const fs::path& dir, const std::string& mech) {
     c.expect(wl && wl->value("name", "") == "churn" && at(*wl, {"cpus"}) && (*wl)["cpus"] == json({2, 3}),
              "the churn workload ran on CPUs 2-3", show(wl));
     c.expect(conns >= 50, "churn made at least 50 connections", fmt::format("{}", conns));
+    auto k = kernel_counts(c, r, *doc);
+    if (!k) return;
+    expect_kernel_connections(c, *k, conns);
 
     const char* exit_prog = mech == "fentry" ? "fexit" : "kretprobe";
     for (auto& t : kPresentTargets) {
@@ -338,37 +504,14 @@ void check_record(Checks& c, const fs::path& dir, const std::string& mech) {
         c.expect(tot->value("mechanism", "") == mech, fmt::format("{} recorded with {}", t, mech),
                  show(at(*tot, {"mechanism"})));
         NodeCalls n = node_calls(*doc, *tot);
-        auto per_conn = calls_per_connection(*doc, t);
-        double floor = per_conn ? per_conn->first * conns : kQueueWorkFloor;
-        double ceiling = per_conn ? per_conn->second * conns : kQueueWorkCeiling;
-        c.expect(n.node1 >= floor && n.node1 <= ceiling && n.node1 > 0,
-                 fmt::format("{} counts on node 1 lie in [{:.0f}, {:.0f}] ({} connections)", t, floor, ceiling, conns),
-                 fmt::format("node 1 {}, node 0 {}", n.node1, n.node0));
+        expect_node1_calls(c, *doc, t, n.node1, *k);
         double bound = kNode0NoiseCalls + kNode0NoiseShare * n.node1;
         c.expect(n.node0 <= bound,
                  fmt::format("{} on node 0 is at most background noise: <= {} + {:.0f}% of node 1 = {:.0f}", t,
                              kNode0NoiseCalls, kNode0NoiseShare * 100, bound),
                  fmt::format("node 0 {}", n.node0));
-
-        // Latency from the exit program: a non-empty histogram whose buckets add up.
-        const json* h = at(*doc, {"histograms", t});
-        double buckets = 0;
-        if (h && at(*h, {"buckets"}) && (*h)["buckets"].is_array())
-            for (auto& b : (*h)["buckets"]) buckets += b.value("count", 0.0);
-        const json* lat = at(*tot, {"latency"});
-        double count = lat ? lat->value("count", 0.0) : 0, lost = lat ? lat->value("lost", 0.0) : 0;
-        double calls = tot->value("calls_total", 0.0);
-        c.expect(h && buckets > 0 && buckets == count,
-                 fmt::format("{} has a non-empty {} latency histogram matching latency.count", t, exit_prog),
-                 fmt::format("{} in buckets, latency.count {}", buckets, count));
-        c.expect(lost <= kUnpairedShare * calls,
-                 fmt::format("{} unpaired exits are at most {:.0f}% of calls", t, kUnpairedShare * 100),
-                 fmt::format("{} unpaired of {} calls", lost, calls));
+        expect_exit_latency(c, *doc, *tot, t, exit_prog);
     }
-    const json* dst = total_of(*doc, "dst_release");
-    if (!dst || conns <= 0) return;
-    c.note(fmt::format("dst_release on node 1: {:.2f} calls per connection ({} connections)",
-                       node_calls(*doc, *dst).node1 / conns, conns));
 }
 
 // fentry-vs-kprobe: one kprobe recording whose window strictly contains an
