@@ -17,22 +17,22 @@ queue_work_event=$tracefs/events/workqueue/workqueue_queue_work/enable
 queue_work_trace_start() {
     saved_clock=$(sed -n 's/.*\[\(.*\)\].*/\1/p' $tracefs/trace_clock)
     saved_size=$(cat $tracefs/buffer_size_kb)
-    echo 0 >$tracefs/tracing_on &&
+    if ! { echo 0 >$tracefs/tracing_on &&
         echo mono >$tracefs/trace_clock &&
         echo 2048 >$tracefs/buffer_size_kb &&
         echo >$tracefs/trace &&
         echo 1 >"$queue_work_event" &&
-        echo 1 >$tracefs/tracing_on || {
+        echo 1 >$tracefs/tracing_on; }; then
         echo "kernel-counts: cannot trace workqueue_queue_work through $tracefs"
         return 1
-    }
+    fi
 }
 
 # Stops the trace, writes the files, and puts the clock and buffer size back.
 queue_work_trace_stop() {
     echo 0 >$tracefs/tracing_on
     echo 0 >"$queue_work_event"
-    for d in $tracefs/per_cpu/cpu*; do
+    for d in "$tracefs"/per_cpu/cpu*; do
         echo "${d##*cpu} $(sed -n 's/^overrun: *//p' "$d/stats")"
     done >queue-work.overrun
     # Event lines: "TASK-PID [CPU] FLAGS SECONDS: workqueue_queue_work: ... function=F ..."
