@@ -78,9 +78,9 @@ constexpr double kQueueWorkFloor = 40, kQueueWorkCeiling = 800;
 // record-*: the kernel's own counts of the same window (guest/tests/lib/record.sh).
 // Tcp ActiveOpens and PassiveOpens in /proc/net/snmp: each churn connection is
 // one of each, and nothing else in the guest opens TCP connections meanwhile.
-// Measured in 20 recordings (two runs each on 6.1, 6.12, 5.10 and 7.2 of
-// record-fentry and record-kprobe, one of fentry-vs-kprobe; 36-1056
-// connections): both rose by exactly the churn's count.  Bound: that count plus
+// Measured in 23 recordings (two runs each on 6.1, 6.12 and 7.2, three on 5.10,
+// of record-fentry and record-kprobe, and fentry-vs-kprobe in the later runs;
+// 36-1056 connections): both rose by exactly the churn's count.  Bound: that count plus
 // at most 2 (a connection the churn's stop interrupted would be opened, not
 // counted).
 constexpr double kOpensSlack = 2;
@@ -90,7 +90,7 @@ constexpr double kOpensSlack = 2;
 // also fires for work queued without queue_work_on (delayed work's timers:
 // vmstat_update, psi_avgs_work, kfree_rcu_monitor, flush_memcg_stats_dwork,
 // neigh_*; rcu work), and a queue_work_on finding its work pending fires none.
-// Measured in the 16 record-* recordings: events - calls = 5 to 10 (47-167
+// Measured in the 18 record-* recordings: events - calls = 2 to 10 (47-167
 // calls, 54-175 events), about the delayed and rcu work the window held
 // (equal to it in 5 of the first 8); calls above events never.  Bounds: calls
 // at most 20% + 10 below the events and at most 2% + 5 above them; a doubled
