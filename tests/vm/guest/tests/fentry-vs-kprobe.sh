@@ -2,8 +2,11 @@
 # over a window that strictly contains an fentry recording (inner.json) of
 # hotline's loopback connection churn on node 1 (CPUs 2-3), both attached to
 # dst_release and ipv4_dst_check at once.  Nothing else runs on node 1, so both
-# count the same node-1 calls.  Checked by hotline_vm_check --test fentry-vs-kprobe.
+# count the same node-1 calls.  /proc/net/snmp before and after the fentry
+# recording gives the kernel's own count of its connections
+# (lib/kernel-counts.sh).  Checked by hotline_vm_check --test fentry-vs-kprobe.
 # hlvm-timeout: 150
+. /hlvm/tests/lib/kernel-counts.sh
 targets=dst_release,ipv4_dst_check
 
 # The outer recording stops on SIGTERM; its duration is only a backstop.
@@ -26,9 +29,11 @@ until grep -q '^hotline: ipv4_dst_check ' outer.err; do
 done
 cat outer.err
 
+tcp_opens_before
 hotline record --mechanism fentry --targets "$targets" --workload churn --workload-cpus 2-3 \
     --duration 3s --quiet --output inner.json >inner.txt
 rc=$?
+tcp_opens_after
 
 kill -TERM "$outer"
 wait "$outer"
