@@ -66,8 +66,10 @@ vm_qemu_args() {
 
 # panic=-1 + oops=panic + -no-reboot: any oops ends the run at once.  Watchdogs
 # and RCU stall warnings are off because an emulated CPU starved by a busy host
-# is not a kernel bug.
-VM_KERNEL_CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=4 mitigations=off nowatchdog rcupdate.rcu_cpu_stall_suppress=1"
+# is not a kernel bug.  no_timer_check for the same reason: on a busy host the
+# emulated IO-APIC timer can miss the boot-time check, and the kernel then
+# panics with "IO-APIC + timer doesn't work" before init runs.
+VM_KERNEL_CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=4 mitigations=off nowatchdog rcupdate.rcu_cpu_stall_suppress=1 no_timer_check"
 
 # The console filter: everything into console.log; with LIVE=1 all of it to
 # stderr as well, with LIVE=stream only the guest command's stderr (the lines

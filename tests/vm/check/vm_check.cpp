@@ -488,6 +488,11 @@ void expect_exit_latency(Checks& c, const json& doc, const json& tot, const std:
              fmt::format("{} unpaired of {} calls", lost, calls));
 }
 
+// Low enough for a busy host, where TCG makes far fewer connections in the
+// churn's 3 s (docs/vm.md); the per-connection bounds separate a doubled or a
+// lost call site at any count.
+constexpr int kMinChurnConnections = 20;
+
 // One forced mechanism's recording while node 1 works, judged against the
 // kernel's own counts of the same window.
 void check_record(Checks& c, const fs::path& dir, const std::string& mech) {
@@ -501,7 +506,8 @@ void check_record(Checks& c, const fs::path& dir, const std::string& mech) {
     double conns = wl && wl->contains("connections") ? (*wl)["connections"].get<double>() : 0;
     c.expect(wl && wl->value("name", "") == "churn" && at(*wl, {"cpus"}) && (*wl)["cpus"] == json({2, 3}),
              "the churn workload ran on CPUs 2-3", show(wl));
-    c.expect(conns >= 50, "churn made at least 50 connections", fmt::format("{}", conns));
+    c.expect(conns >= kMinChurnConnections, fmt::format("churn made at least {} connections", kMinChurnConnections),
+             fmt::format("{}", conns));
     auto k = kernel_counts(c, r, *doc);
     if (!k) return;
     expect_kernel_connections(c, k->active_opens, k->passive_opens, conns);
@@ -555,7 +561,8 @@ void check_agreement(Checks& c, const fs::path& dir) {
     double conns = wl ? wl->value("connections", 0.0) : 0;
     c.expect(wl && wl->value("name", "") == "churn" && at(*wl, {"cpus"}) && (*wl)["cpus"] == json({2, 3}),
              "the churn workload ran on CPUs 2-3 in the fentry recording", show(wl));
-    c.expect(conns >= 50, "churn made at least 50 connections", fmt::format("{}", conns));
+    c.expect(conns >= kMinChurnConnections, fmt::format("churn made at least {} connections", kMinChurnConnections),
+             fmt::format("{}", conns));
     auto opens = tcp_opens(c, r);
     if (!opens) return;
     expect_kernel_connections(c, opens->first, opens->second, conns);
