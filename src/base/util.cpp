@@ -181,6 +181,18 @@ Status check_replaceable(const std::string& path) {
     return ok_status();
 }
 
+// What to do when a file cannot be created beside the output, by the errno.
+const char* creation_hint(int e) {
+    switch (e) {
+    case ENOSPC:
+    case EDQUOT: return "free space on its file system, or choose another directory";
+    case EROFS: return "its file system is mounted read-only; choose another directory";
+    case EACCES:
+    case EPERM: return "check that the directory is writable";
+    default: return "";
+    }
+}
+
 }  // namespace
 
 Status check_output_path(const std::string& path) {
@@ -232,7 +244,10 @@ Status write_file_atomic(const std::string& path, std::string_view data, unsigne
     // directory cannot redirect the write.
     std::string tmp = path + ".tmp.XXXXXX";
     int fd = mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0) return make_error("cannot create a temporary file beside " + path, errno, "check that the directory is writable");
+    if (fd < 0) {
+        int e = errno;
+        return make_error("cannot create a temporary file beside " + path, e, creation_hint(e));
+    }
     // Any failure removes the temporary file; what was at `path` is untouched.
     auto fail_with = [&](const char* step, int e) {
         unlink(tmp.c_str());

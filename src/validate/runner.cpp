@@ -111,6 +111,8 @@ private:
     std::optional<ValidatorOutcome> restore_after_fix(const Validation& v, int trial_no);
     std::optional<ValidatorOutcome> run_trial(Validation& v, Arm arm, int trial_no);
     ValidatorOutcome interrupted(const Validation& v, int sig);
+    // The trials so far with what the run noted on the way (repeated trials among them).
+    VerdictReport report_so_far(const Validation& v) const;
     ValidatorOutcome verdict(const Validation& v) const;
 
     const ValidatorOptions& o_;
@@ -197,7 +199,7 @@ std::optional<ValidatorOutcome> Run::apply_fix(const Validation& v, int trial_no
         if (!r) {
             RestoreReport rr = journal_->restore();
             finish_scenario();
-            VerdictReport rep = v.report();
+            VerdictReport rep = report_so_far(v);
             add_restore_notes(rep, rr);
             return error_outcome(std::move(rep), r.error().message());
         }
@@ -222,7 +224,7 @@ std::optional<ValidatorOutcome> Run::restore_after_fix(const Validation& v, int 
         for (auto& l : rr.lines()) notes_.push_back("after the first fix trial: " + l);
     if (rr.clean()) return std::nullopt;
     finish_scenario();
-    VerdictReport rep = v.report();
+    VerdictReport rep = report_so_far(v);
     add_restore_notes(rep, rr);
     return error_outcome(std::move(rep), "restore after a fix trial failed; run `hotline restore`");
 }
@@ -255,11 +257,11 @@ std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial
             return std::nullopt;
         }
         finish_scenario();
-        return error_outcome(v.report(), fmt::format("{} (workload errors in {} trials)", what, workload_errors_));
+        return error_outcome(report_so_far(v), fmt::format("{} (workload errors in {} trials)", what, workload_errors_));
     }
     if (!b) {
         finish_scenario();
-        return error_outcome(v.report(), b.error().message());
+        return error_outcome(report_so_far(v), b.error().message());
     }
     TrialMetrics m = trial_metrics(delta(*a, *b), scenario_numbers(*res));
     v.add_trial({arm, std::move(m), ""});
@@ -269,13 +271,18 @@ std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial
     return std::nullopt;
 }
 
-ValidatorOutcome Run::interrupted(const Validation& v, int sig) {
-    RestoreReport rr = journal_->restore();
-    finish_scenario();
+VerdictReport Run::report_so_far(const Validation& v) const {
     VerdictReport r = v.report();
     r.scenario = so_.name;
     r.context = context_;
     r.notes = notes_;
+    return r;
+}
+
+ValidatorOutcome Run::interrupted(const Validation& v, int sig) {
+    RestoreReport rr = journal_->restore();
+    finish_scenario();
+    VerdictReport r = report_so_far(v);
     add_restore_notes(r, rr);
     return error_outcome(std::move(r), fmt::format("interrupted by {}; knobs restored",
                                                    sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal"));

@@ -281,7 +281,8 @@ refused "restore as nobody" "sudo" "${as_nobody[@]}" "$hotline" restore
 refused "record as nobody" "root" "${as_nobody[@]}" "$hotline" record -d 1s
 
 # ---------------------------------------------------------------- 8. faults (tests/lib/faultfs.cpp)
-for spec in write:previous.json:1:ENOSPC fsync:previous.json:1:EIO rename:previous.json:1:EROFS; do
+for spec in create:previous.json:1:EROFS write:previous.json:1:ENOSPC fsync:previous.json:1:EIO \
+            rename:previous.json:1:EROFS; do
     err=${spec##*:}
     refused "diff -o with $spec" "$err" env LD_PRELOAD="$faultfs" HL_FAULT="$spec" "${diff_ok[@]}" -o "$out/previous.json"
     assert "diff -o with $spec: the previous file is intact" same previous "$(cat "$out/previous.json")"
@@ -292,6 +293,12 @@ refused "fixes apply when the journal cannot be written (ENOSPC)" "ENOSPC" \
     "$hotline" fixes apply early-demux-off --netns "$ns" -d 1s --journal-dir "$out/j4"
 assert "the namespace's knob is unchanged after the failed journal write" \
     same 1 "$(ip netns exec "$ns" sysctl -n net.ipv4.ip_early_demux)"
+refused "fixes apply when the journal cannot be created (EACCES)" "EACCES" \
+    env LD_PRELOAD="$faultfs" HL_FAULT=create:journal.json:1:EACCES \
+    "$hotline" fixes apply early-demux-off --netns "$ns" -d 1s --journal-dir "$out/j5"
+assert "the namespace's knob is unchanged after the failed journal creation" \
+    same 1 "$(ip netns exec "$ns" sysctl -n net.ipv4.ip_early_demux)"
+assert "no journal file after the failed journal creation" same "lock" "$(ls "$out/j5")"
 refused "record when the 2nd BPF attach fails" "EPERM" \
     env LD_PRELOAD="$faultfs" HL_FAULT=bpf_attach::2:EPERM "$hotline" record -d 1s -m tracepoint
 

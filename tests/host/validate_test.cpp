@@ -80,20 +80,23 @@ std::string xml_problem(const std::string& s) {
     return root_seen ? "" : "no root element";
 }
 
-// Runs hotline in the background, sampling the host's own knobs until it exits.
+// Runs hotline in the background, with `env` added to its environment, sampling
+// the host's own knobs until it exits.
 struct Watched {
     int rc = -1;
     std::string out, err;
     std::set<std::string> host_ip_seen, host_tcp_seen;
 };
 
-Watched run_watching(const std::vector<std::string>& args) {
+Watched run_watching(const std::vector<std::string>& args,
+                     const std::vector<std::pair<std::string, std::string>>& env = {}) {
     Watched w;
     std::string outf = hosttest::temp_path("vout"), errf = hosttest::temp_path("verr");
     pid_t pid = fork();
     if (pid == 0) {
         freopen(outf.c_str(), "w", stdout);
         freopen(errf.c_str(), "w", stderr);
+        for (auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
@@ -199,6 +202,72 @@ TEST_P(ValidateTrials, EarlyDemuxOffRunsToAVerdictAndLeavesTheHostAlone) {
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, ValidateTrials, ::testing::Values("dst-refcount", "tcp-crr"),
                          [](const auto& info) { return std::string(info.param) == "tcp-crr" ? "TcpCrr" : "DstRefcount"; });
+
+namespace {
+
+// Notes of a verdict document that say a trial was not counted and is repeated.
+std::vector<std::string> repeat_notes(const nlohmann::json& j) {
+    std::vector<std::string> out;
+    for (auto& n : j.value("notes", nlohmann::json::array()))
+        if (n.get<std::string>().find("the trial was not counted and is repeated") != std::string::npos)
+            out.push_back(n.get<std::string>());
+    return out;
+}
+
+// tcp-crr validation of early-demux-off, 2 trials per arm, with a socket call
+// failing as tests/lib/faultfs.cpp is told by `fault`.
+Watched validate_with_fault(const std::string& fault, const std::string& jdir, const std::string& json) {
+    return run_watching({HOTLINE_BIN, "validate", "--fix", "early-demux-off", "--scenario", "tcp-crr", "--trials", "2",
+                         "--max-trials", "2", "--duration", "1s", "--journal-dir", jdir, "-o", json},
+                        {{"LD_PRELOAD", HL_FAULTFS_LIB}, {"HL_FAULT", fault}});
+}
+
+}  // namespace
+
+// One trial's workload fails (the generator's first send refused with EIO, an
+// error it does not count as a network fault, so the trial's result is an
+// error): that trial is not counted, it is run again, and the validation goes
+// on to a verdict with every trial it asked for.
+TEST_F(ValidateHost, ATrialWhoseWorkloadFailedIsRepeatedAndTheValidationReachesAVerdict) {
+    const std::string host_ip = knob("net/ipv4/ip_early_demux");
+    TempDir d;
+    std::string json = d / "v.json", jdir = d / "j";
+    Watched w = validate_with_fault("send::1:EIO", jdir, json);
+    ASSERT_TRUE(w.rc >= 0 && w.rc <= 2) << "rc " << w.rc << "\n" << w.out << w.err;
+    auto j = hosttest::load_json(json);
+    EXPECT_EQ(expected_rc(j.value("verdict", "")), w.rc) << j.dump(1);
+    auto repeats = repeat_notes(j);
+    ASSERT_EQ(repeats.size(), 1u) << j["notes"].dump(1);
+    EXPECT_NE(repeats[0].find("trial 1: "), std::string::npos) << repeats[0];
+    EXPECT_NE(repeats[0].find("send: Input/output error"), std::string::npos) << repeats[0];
+    // Every trial asked for was measured: the failed one is not among them.
+    const auto& trials = j["trials"];
+    ASSERT_EQ(trials.size(), 4u) << trials.dump(1);
+    for (std::size_t i = 0; i < trials.size(); ++i) {
+        EXPECT_EQ(trials[i].value("arm", ""), i % 2 == 0 ? "baseline" : "fix") << "trial " << i;
+        EXPECT_GT(trials[i]["metrics"].value("scenario.ops_per_s", 0.0), 0) << "trial " << i;
+    }
+    EXPECT_EQ(w.host_ip_seen, std::set<std::string>{host_ip});
+    EXPECT_FALSE(std::filesystem::exists(jdir + "/journal.json")) << "a journal left means knobs left changed";
+}
+
+// A workload that keeps failing ends the validation without a verdict (exit 4)
+// after the repeats allowed, and the report says what each failed trial met.
+TEST_F(ValidateHost, AWorkloadThatKeepsFailingEndsTheValidationWithKnobsRestored) {
+    const std::string host_ip = knob("net/ipv4/ip_early_demux");
+    TempDir d;
+    std::string json = d / "v.json", jdir = d / "j";
+    Watched w = validate_with_fault("send::0:EIO", jdir, json);
+    EXPECT_EQ(w.rc, 4) << w.out << w.err;
+    auto j = hosttest::load_json(json);
+    std::string error = j["context"].value("error", "");
+    EXPECT_NE(error.find("trial 4: "), std::string::npos) << error;
+    EXPECT_NE(error.find("workload errors in 4 trials"), std::string::npos) << error;
+    EXPECT_EQ(repeat_notes(j).size(), 3u) << j["notes"].dump(1);
+    EXPECT_TRUE(j["trials"].empty()) << j["trials"].dump(1);
+    EXPECT_EQ(w.host_ip_seen, std::set<std::string>{host_ip});
+    EXPECT_FALSE(std::filesystem::exists(jdir + "/journal.json")) << "a journal left means knobs left changed";
+}
 
 // Known answer: a change off the data path cannot double the scenario's
 // throughput, so the verdict is FAIL (exit 1); machine noise moves the ratio by

@@ -1,21 +1,35 @@
-// Fault injection for tests only: fails the Nth write, fsync or rename on a
-// matching path, or the Nth BPF attach, with a chosen errno.  It interposes
+// Fault injection for tests only: fails the Nth file creation, write, fsync or
+// rename on a matching path, the Nth socket call, or the Nth BPF attach, with a
+// chosen errno.  It interposes
 // libc's functions (linked into a test binary, or LD_PRELOAD for the real
 // hotline), so production code carries no test hooks.
 //
 // The rule comes from HL_FAULT at start-up or from hl_fault_set():
 //   OP:PATTERN:NTH:ERRNO   e.g. "fsync:journal.json:1:EIO", "bpf_attach::3:EPERM"
-// OP is write (write and pwrite), fsync, rename or bpf_attach
-// (BPF_LINK_CREATE and BPF_RAW_TRACEPOINT_OPEN); PATTERN is a substring of the file's path (of
-// either path for rename; ignored for bpf_attach); NTH counts matching calls
-// from 1, 0 failing every one.  hl_fault_hits() tells how many calls failed.
+// OP is one of
+//   create   open/openat/creat that may create (O_CREAT, O_TMPFILE) and the
+//            mkstemp family; PATTERN matches the path or the template
+//   write    write and pwrite
+//   fsync, rename (either path matches)
+//   send, recv, connect, accept (accept and accept4); PATTERN matches the
+//            socket's "socket:[inode]", so an empty one is usual
+//   bpf_attach   BPF_LINK_CREATE and BPF_RAW_TRACEPOINT_OPEN; PATTERN ignored
+// PATTERN is a substring of the file's path; NTH counts matching calls from 1,
+// 0 failing every one.  hl_fault_hits() tells how many calls failed.
+//
+// glibc's mkostemp and fopen reach open through internal calls that cannot be
+// interposed, so the mkstemp family is interposed itself.
+// The interposed names are defined here, so none may be a fortified inline.
+#undef _FORTIFY_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/bpf.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -95,6 +109,22 @@ F real(const char* name) {
     return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
 }
 
+// --- file creation -----------------------------------------------------------------------
+
+bool creates(int flags) {
+    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+// open's mode argument is there only when the flags may create a file.
+mode_t mode_arg(int flags, va_list ap) {
+    return creates(flags) ? mode_t(va_arg(ap, int)) : 0;
+}
+
+bool create_fails(int flags, const char* path) {
+    return creates(flags) && armed("create") && should_fail("create", path ? path : "");
+}
+
+
 }  // namespace
 
 extern "C" {
@@ -108,6 +138,111 @@ long hl_fault_hits() {
     std::lock_guard<std::mutex> g(mu);
     return rule.hits;
 }
+
+// Fortified callers reach __open_2 and friends, which never create (no mode).
+#define HL_OPEN(name)                                                            \
+    int name(const char* path, int flags, ...) {                                 \
+        static auto next = real<int (*)(const char*, int, ...)>(#name);         \
+        va_list ap;                                                              \
+        va_start(ap, flags);                                                     \
+        mode_t mode = mode_arg(flags, ap);                                       \
+        va_end(ap);                                                              \
+        if (create_fails(flags, path)) return -1;                                \
+        return next(path, flags, mode);                                          \
+    }
+#define HL_OPENAT(name)                                                          \
+    int name(int dirfd, const char* path, int flags, ...) {                      \
+        static auto next = real<int (*)(int, const char*, int, ...)>(#name);    \
+        va_list ap;                                                              \
+        va_start(ap, flags);                                                     \
+        mode_t mode = mode_arg(flags, ap);                                       \
+        va_end(ap);                                                              \
+        if (create_fails(flags, path)) return -1;                                \
+        return next(dirfd, path, flags, mode);                                   \
+    }
+HL_OPEN(open)
+HL_OPEN(open64)
+HL_OPENAT(openat)
+HL_OPENAT(openat64)
+
+int creat(const char* path, mode_t mode) {
+    static auto next = real<int (*)(const char*, mode_t)>("creat");
+    if (create_fails(O_CREAT, path)) return -1;
+    return next(path, mode);
+}
+
+int creat64(const char* path, mode_t mode) {
+    static auto next = real<int (*)(const char*, mode_t)>("creat64");
+    if (create_fails(O_CREAT, path)) return -1;
+    return next(path, mode);
+}
+
+// The template names the file (its XXXXXX still unfilled); on failure it is
+// left as given, as glibc leaves it.
+int mkstemp(char* tmpl) {
+    static auto next = real<int (*)(char*)>("mkstemp");
+    if (create_fails(O_CREAT, tmpl)) return -1;
+    return next(tmpl);
+}
+
+int mkostemp(char* tmpl, int flags) {
+    static auto next = real<int (*)(char*, int)>("mkostemp");
+    if (create_fails(O_CREAT, tmpl)) return -1;
+    return next(tmpl, flags);
+}
+
+int mkstemps(char* tmpl, int suffixlen) {
+    static auto next = real<int (*)(char*, int)>("mkstemps");
+    if (create_fails(O_CREAT, tmpl)) return -1;
+    return next(tmpl, suffixlen);
+}
+
+int mkostemps(char* tmpl, int suffixlen, int flags) {
+    static auto next = real<int (*)(char*, int, int)>("mkostemps");
+    if (create_fails(O_CREAT, tmpl)) return -1;
+    return next(tmpl, suffixlen, flags);
+}
+
+// --- sockets (the generators' connections) ---------------------------------------------------
+
+ssize_t send(int fd, const void* buf, size_t n, int flags) {
+    static auto next = real<ssize_t (*)(int, const void*, size_t, int)>("send");
+    if (armed("send") && should_fail("send", fd_path(fd))) return -1;
+    return next(fd, buf, n, flags);
+}
+
+ssize_t recv(int fd, void* buf, size_t n, int flags) {
+    static auto next = real<ssize_t (*)(int, void*, size_t, int)>("recv");
+    if (armed("recv") && should_fail("recv", fd_path(fd))) return -1;
+    return next(fd, buf, n, flags);
+}
+
+// What a fortified recv with a buffer of known size calls.
+ssize_t __recv_chk(int fd, void* buf, size_t n, size_t buflen, int flags) {
+    static auto next = real<ssize_t (*)(int, void*, size_t, size_t, int)>("__recv_chk");
+    if (armed("recv") && should_fail("recv", fd_path(fd))) return -1;
+    return next(fd, buf, n, buflen, flags);
+}
+
+int connect(int fd, const struct sockaddr* addr, socklen_t len) {
+    static auto next = real<int (*)(int, const struct sockaddr*, socklen_t)>("connect");
+    if (armed("connect") && should_fail("connect", fd_path(fd))) return -1;
+    return next(fd, addr, len);
+}
+
+int accept(int fd, struct sockaddr* addr, socklen_t* len) {
+    static auto next = real<int (*)(int, struct sockaddr*, socklen_t*)>("accept");
+    if (armed("accept") && should_fail("accept", fd_path(fd))) return -1;
+    return next(fd, addr, len);
+}
+
+int accept4(int fd, struct sockaddr* addr, socklen_t* len, int flags) {
+    static auto next = real<int (*)(int, struct sockaddr*, socklen_t*, int)>("accept4");
+    if (armed("accept") && should_fail("accept", fd_path(fd))) return -1;
+    return next(fd, addr, len, flags);
+}
+
+// --- writes ----------------------------------------------------------------------------------
 
 ssize_t write(int fd, const void* buf, size_t n) {
     static auto next = real<ssize_t (*)(int, const void*, size_t)>("write");

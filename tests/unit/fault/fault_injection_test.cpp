@@ -1,5 +1,6 @@
 // ENOSPC, EIO and EROFS at each write, fsync and rename of output files and of
-// the knob journal, injected by tests/lib/faultfs.cpp (linked into this binary):
+// the knob journal, and ENOSPC, EIO, EROFS and EACCES at the creation of their
+// files, injected by tests/lib/faultfs.cpp (linked into this binary):
 // the operation fails naming the file and the errno, the previous file stays
 // whole, no temporary file is left, and a changed knob is always journaled.
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "fix_test_util.hpp"
@@ -23,6 +25,8 @@ namespace {
 
 const char* const kOps[] = {"write", "fsync", "rename"};
 const char* const kErrnos[] = {"ENOSPC", "EIO", "EROFS"};
+// Creating a file also meets a directory the caller may not write.
+const char* const kCreateErrnos[] = {"ENOSPC", "EIO", "EROFS", "EACCES"};
 
 struct Fault {
     Fault(const std::string& op, const std::string& pattern, int nth, const std::string& err) {
@@ -86,6 +90,60 @@ TEST(FaultInjection, ANewOutputFileFaultLeavesNothingBehind) {
         TempDir d;
         Fault f(op, "new.json", 1, "ENOSPC");
         ASSERT_FALSE(write_file_atomic(d / "new.json", "x"));
+        EXPECT_TRUE(entries(d.path()).empty());
+    }
+}
+
+TEST(FaultInjection, TheInterposerFailsOnlyCallsThatCreate) {
+    TempDir d;
+    d.write("kept.txt", "kept\n");
+    Fault f("create", "kept.txt", 0, "EROFS");
+    auto kept = read_file(d / "kept.txt");  // opening to read is no creation
+    ASSERT_TRUE(kept) << kept.error().message();
+    EXPECT_EQ(*kept, "kept\n");
+    EXPECT_EQ(hl_fault_hits(), 0);
+    EXPECT_FALSE(write_file_atomic(d / "kept.txt", "new\n"));  // its temporary file is created by mkostemp
+    EXPECT_EQ(hl_fault_hits(), 1);
+}
+
+// The temporary file cannot be created (a full or read-only file system, a
+// directory this user may not write): the error names the file and the errno,
+// and the previous file is untouched.
+TEST(FaultInjection, AnOutputFileCreationFaultLeavesThePreviousFileAndNothingElse) {
+    for (const char* err : kCreateErrnos) {
+        SCOPED_TRACE(err);
+        TempDir d;
+        d.write("out.json", "previous\n");
+        Fault f("create", "out.json", 1, err);
+        auto st = write_file_atomic(d / "out.json", "new contents\n");
+        ASSERT_FALSE(st);
+        EXPECT_EQ(hl_fault_hits(), 1);
+        EXPECT_EQ(st.error().err, errno_from_name(err));
+        std::string msg = st.error().message();
+        EXPECT_NE(msg.find(d / "out.json"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(err), std::string::npos) << msg;
+        // The hint fits the cause: a full disk is not a permission problem.
+        const std::map<std::string, std::string> hint = {{"ENOSPC", "free space"}, {"EROFS", "read-only"},
+                                                         {"EACCES", "writable"}};
+        if (hint.count(err)) {
+            EXPECT_NE(msg.find(hint.at(err)), std::string::npos) << msg;
+        }
+        if (std::string(err) != "EACCES") {
+            EXPECT_EQ(msg.find("writable"), std::string::npos) << msg;
+        }
+        EXPECT_EQ(d.read("out.json"), "previous\n");
+        EXPECT_EQ(entries(d.path()), std::vector<std::string>{"out.json"});
+    }
+}
+
+TEST(FaultInjection, ANewOutputFileCreationFaultLeavesNothingBehind) {
+    for (const char* err : kCreateErrnos) {
+        SCOPED_TRACE(err);
+        TempDir d;
+        Fault f("create", "new.json", 1, err);
+        auto st = write_file_atomic(d / "new.json", "x");
+        ASSERT_FALSE(st);
+        EXPECT_NE(st.error().message().find(d / "new.json"), std::string::npos) << st.error().message();
         EXPECT_TRUE(entries(d.path()).empty());
     }
 }
@@ -161,6 +219,63 @@ TEST(FaultInjection, AJournalFaultAtApplyLeavesTheKnobAndKeepsTheEarlierRecord) 
             EXPECT_EQ(f.journaled(), std::vector<std::string>{"net.ipv4.ip_early_demux"});
             EXPECT_EQ(f.journal_dir(), std::vector<std::string>{"journal.json"});
             (*j)->restore();
+            EXPECT_EQ(f.val("net/ipv4/ip_early_demux"), "1");
+        }
+}
+
+// The journal file cannot be created, for the first change or a later one:
+// the knob is not touched, an earlier record stays, and no file is left.
+TEST(FaultInjection, AJournalCreationFaultAtApplyLeavesTheKnobAndKeepsTheEarlierRecord) {
+    for (const char* err : kCreateErrnos)
+        for (bool earlier : {false, true}) {
+            SCOPED_TRACE(std::string(err) + (earlier ? " after an earlier change" : " at the first change"));
+            JournalFixture f;
+            FsKnobIo io(f.roots);
+            auto j = Journal::open(f.opts, io);
+            ASSERT_TRUE(j) << j.error().message();
+            if (earlier) {
+                ASSERT_TRUE((*j)->apply(demux_off("net.ipv4.ip_early_demux")));
+            }
+            std::string before = earlier ? f.d.read("journal/journal.json") : "";
+            {
+                Fault fault("create", "journal.json", 1, err);
+                auto r = (*j)->apply(demux_off("net.ipv4.tcp_early_demux"));
+                ASSERT_FALSE(r);
+                EXPECT_EQ(hl_fault_hits(), 1);
+                std::string msg = r.error().message();
+                EXPECT_NE(msg.find(f.d / "journal/journal.json"), std::string::npos) << msg;
+                EXPECT_NE(msg.find(err), std::string::npos) << msg;
+            }
+            EXPECT_EQ(f.val("net/ipv4/tcp_early_demux"), "1");
+            EXPECT_EQ(f.val("net/ipv4/ip_early_demux"), earlier ? "0" : "1");
+            if (earlier) {
+                EXPECT_EQ(f.d.read("journal/journal.json"), before);
+                EXPECT_EQ(f.journal_dir(), std::vector<std::string>{"journal.json"});
+            } else {
+                EXPECT_TRUE(f.journal_dir().empty());
+            }
+            (*j)->restore();
+            EXPECT_EQ(f.val("net/ipv4/ip_early_demux"), "1");
+        }
+}
+
+// The run lock cannot be created: nothing is applied, the error names the
+// lock file and the errno, and no journal file appears.
+TEST(FaultInjection, ALockFileCreationFaultRefusesTheRunAndNamesTheFile) {
+    for (const char* err : kCreateErrnos)
+        for (const char* lock : {"machine.lock", "journal/lock"}) {
+            SCOPED_TRACE(std::string(err) + " " + lock);
+            JournalFixture f;
+            FsKnobIo io(f.roots);
+            Fault fault("create", lock, 1, err);
+            auto j = Journal::open(f.opts, io);
+            ASSERT_FALSE(j);
+            EXPECT_EQ(hl_fault_hits(), 1);
+            std::string msg = j.error().message();
+            EXPECT_NE(msg.find(f.d / lock), std::string::npos) << msg;
+            EXPECT_NE(msg.find(err), std::string::npos) << msg;
+            EXPECT_FALSE(f.d.exists(lock));
+            EXPECT_FALSE(f.journal_exists());
             EXPECT_EQ(f.val("net/ipv4/ip_early_demux"), "1");
         }
 }
