@@ -417,10 +417,17 @@ double rate_of(const Trial& t) {
     return it == t.metrics.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
 }
 
+// With one degree of freedom the between-trial variance, a difference of two
+// estimates, often comes out at or below 0, which would send every later trial
+// to the longest length; this floor (a share of the pilot trials' whole
+// variance) caps the length at sqrt(overhead * pilot_s / kBetweenFloor) instead.
+// Too short costs little, too long much (docs/validate-design.md).
+constexpr double kBetweenFloor = 1.0 / 4;
+
 // Within, between and overhead from the pilot pairs; an error text when the
 // pilot did not measure them.  Between: the pairs' log rate ratios vary by
-// 2 between^2 + 2 within^2 / pilot_s, so between^2 is half their variance less the
-// within part (0 when the within part explains it all).
+// 2 between^2 + 2 within^2 / pilot_s, so between^2 is half their variance less
+// the within part, at least kBetweenFloor of that half.
 std::optional<std::string> pilot_noise(const std::vector<const Trial*>& a, const std::vector<const Trial*>& b,
                                        double pilot_s, TrialNoise& n) {
     double within2 = 0, overhead = 0;
@@ -442,8 +449,8 @@ std::optional<std::string> pilot_noise(const std::vector<const Trial*>& a, const
     for (double l : log_ratios) mean += l;
     mean /= double(log_ratios.size());
     for (double l : log_ratios) ss += (l - mean) * (l - mean);
-    const double var_pair = ss / double(log_ratios.size() - 1);
-    n.between = std::sqrt(std::max(0.0, var_pair / 2 - n.within * n.within / pilot_s));
+    const double per_trial = ss / double(log_ratios.size() - 1) / 2;
+    n.between = std::sqrt(std::max(per_trial - n.within * n.within / pilot_s, kBetweenFloor * per_trial));
     return std::nullopt;
 }
 
