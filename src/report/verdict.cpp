@@ -89,7 +89,7 @@ void render_verdict_text(std::ostream& os, const VerdictReport& r, bool colour) 
                               r.options.confidence * 100, r.options.seed);
     }
     if (r.trial_length && r.overall != Verdict::kNotApplicable)
-        os << fmt::format("  trial length {:g} s ({}{})\n", r.trial_length->length_s,
+        os << fmt::format("  trial length {:.2f} s ({}{})\n", r.trial_length->length_s,
                           r.trial_length->adapted ? "auto: " : "", r.trial_length->reason);
     if (!r.preconditions.empty()) os << "\n";
     for (auto& p : r.preconditions)

@@ -364,7 +364,7 @@ ValidatorOutcome Run::trials() {
         if (auto out = run_trial(v, arm, trial_no, started)) return std::move(*out);
         if (!length_said && v.trial_length().pilot_done) {
             TrialLengthChoice c = v.trial_length();
-            say(fmt::format("trial length {:g} s: {}", c.length_s, c.reason));
+            say(fmt::format("trial length {:.2f} s: {}", c.length_s, c.reason));
             length_said = true;
         }
     }
