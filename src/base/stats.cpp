@@ -168,6 +168,36 @@ RatioCs paired_ratio_cs(const std::vector<double>& base, const std::vector<doubl
     return r;
 }
 
+double optimal_trial_length(const TrialNoise& n, double min_s, double max_s) {
+    if (!(n.within > 0)) return min_s;
+    if (!(n.between > 0)) return max_s;
+    const double best = std::sqrt(std::max(0.0, n.overhead_s)) * n.within / n.between;
+    return std::clamp(best, min_s, max_s);
+}
+
+std::optional<double> within_trial_noise(const std::vector<CountSample>& samples, double window_s) {
+    std::size_t i = 0;
+    while (i < samples.size() && !(samples[i].count > 0)) ++i;
+    std::vector<double> rates, lengths;
+    for (std::size_t j = i + 1; i < samples.size() && j < samples.size(); ++j) {
+        const double dt = samples[j].t - samples[i].t;
+        if (dt < window_s) continue;
+        rates.push_back((samples[j].count - samples[i].count) / dt);
+        lengths.push_back(dt);
+        i = j;
+    }
+    if (rates.size() < 5) return std::nullopt;
+    rates.pop_back();  // the window that may hold the end of the traffic
+    lengths.pop_back();
+    double mean = 0, ss = 0, mean_len = 0;
+    for (std::size_t k = 0; k < rates.size(); ++k) mean += rates[k], mean_len += lengths[k];
+    mean /= double(rates.size());
+    mean_len /= double(rates.size());
+    if (!(mean > 0)) return std::nullopt;
+    for (double r : rates) ss += (r - mean) * (r - mean);
+    return std::sqrt(ss / double(rates.size() - 1)) / mean * std::sqrt(mean_len);
+}
+
 MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>& b) {
     MannWhitney m;
     const double n1 = double(a.size()), n2 = double(b.size());

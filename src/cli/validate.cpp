@@ -104,7 +104,11 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
     v->add_option("--scenario", a.scenario.name, "Scenario (default: the fix's first)");
     v->add_option("--trials", a.trials, fmt::format("Trials per arm before stopping is considered (default {})", a.trials));
     v->add_option("--max-trials", a.max_trials, fmt::format("Trials per arm at most while results are noisy (default {})", a.max_trials));
-    v->add_option("-d,--duration", a.duration, fmt::format("Traffic per trial (default {}s)", ValidatorOptions{}.trial_s));
+    const TrialLengthOptions tl;
+    v->add_option("-d,--duration", a.duration,
+                  fmt::format("Traffic per trial, or auto (the default): {} pilot pairs of {:g}s measure the noise "
+                              "and the rest run {:g}..{:g}s as it asks (scenarios without a running count: {:g}s)",
+                              kPilotPairs, tl.pilot_s, tl.min_s, tl.max_s, tl.fixed_s));
     v->add_flag("--allow-global", a.allow_global, "Permit machine-wide changes");
     v->add_option("--fixes", a.fixes_dir, "Also load *.toml fix definitions from DIR");
     v->add_flag("--json", a.json, "Print the verdict as JSON instead of text");
@@ -148,7 +152,7 @@ int run_validate_cli(const ValidateCli& a) {
     o.targets = a.targets;
     o.validate.min_each = a.trials;
     o.validate.max_each = std::max(a.max_trials, a.trials);
-    if (!a.duration.empty()) {
+    if (!a.duration.empty() && a.duration != "auto") {
         auto d = parse_duration(a.duration);
         if (!d) return fail(d.error(), kExitUsage);
         if (*d <= 0) return fail(make_error("--duration must be positive"), kExitUsage);

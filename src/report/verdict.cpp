@@ -88,6 +88,9 @@ void render_verdict_text(std::ostream& os, const VerdictReport& r, bool colour) 
                               r.baseline_trials, r.candidate_trials, r.mode == "trials" ? " (ABAB)" : "",
                               r.options.confidence * 100, r.options.seed);
     }
+    if (r.trial_length && r.overall != Verdict::kNotApplicable)
+        os << fmt::format("  trial length {:.2f} s ({}{})\n", r.trial_length->length_s,
+                          r.trial_length->adapted ? "auto: " : "", r.trial_length->reason);
     if (!r.preconditions.empty()) os << "\n";
     for (auto& p : r.preconditions)
         os << fmt::format("  precondition {} ({})\n", to_string(p.state), p.describe());
@@ -115,6 +118,25 @@ void render_verdict_text(std::ostream& os, const VerdictReport& r, bool colour) 
     }
     for (auto& n : r.notes) os << "  note: " << n << "\n";
 }
+
+namespace {
+
+nlohmann::json trial_length_json(const TrialLengthChoice& c) {
+    nlohmann::json j{{"mode", c.adapted ? "auto" : "fixed"}, {"length_s", c.length_s}, {"reason", c.reason}};
+    if (!c.adapted) return j;
+    j["pilot_s"] = c.pilot_s;
+    j["pilot_pairs"] = c.pilot_pairs;
+    j["pilot_done"] = c.pilot_done;
+    j["bounds_s"] = {c.min_s, c.max_s};
+    if (c.pilot_done)
+        j["noise"] = {{"within_per_sqrt_s", c.noise.within},
+                      {"between", c.noise.between},
+                      {"overhead_s", c.noise.overhead_s},
+                      {"optimal_s", jnum(c.optimal_s)}};
+    return j;
+}
+
+}  // namespace
 
 nlohmann::json verdict_to_json(const VerdictReport& r) {
     nlohmann::json j = json_document(kVerdictSchema, kVerdictVersion);
@@ -174,6 +196,7 @@ nlohmann::json verdict_to_json(const VerdictReport& r) {
             e["sequential"] = {{"pairs", c.pairs},
                                {"decided_after_pairs", c.decided_after_pairs},
                                {"e_value", jnum(*c.e_value)}};
+        if (c.pilot_e_value) e["sequential"]["pilot_e_value"] = jnum(*c.pilot_e_value);
         cj.push_back(std::move(e));
     }
     // Only for fixes that state preconditions, so other verdicts keep their shape.
@@ -190,9 +213,14 @@ nlohmann::json verdict_to_json(const VerdictReport& r) {
     for (std::size_t i = 0; i < r.trials.size(); ++i) {
         nlohmann::json m = nlohmann::json::object();
         for (auto& [k, v] : r.trials[i].metrics) m[k] = jnum(v);
-        tj.push_back({{"index", i}, {"arm", std::string(to_string(r.trials[i].arm))}, {"metrics", m},
-                      {"note", r.trials[i].note}});
+        const Trial& t = r.trials[i];
+        nlohmann::json e{{"index", i}, {"arm", std::string(to_string(t.arm))}, {"metrics", m}, {"note", t.note}};
+        if (t.length_s > 0) e["length_s"] = t.length_s;
+        if (t.wall_s > 0) e["wall_s"] = t.wall_s;
+        if (t.within_noise) e["within_noise"] = jnum(*t.within_noise);
+        tj.push_back(std::move(e));
     }
+    if (r.trial_length) j["trial_length"] = trial_length_json(*r.trial_length);
     j["notes"] = r.notes;
     j["context"] = r.context;
     return j;

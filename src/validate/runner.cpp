@@ -74,10 +74,21 @@ Applicability applicability_here(const FixDef& fix, const Topology& topo) {
     return check_applicability(fix, facts);
 }
 
+// --duration fixes every trial's length; without it the length adapts to the
+// noise when the scenario publishes a running count (the pilot reads it inside
+// its trials), else every trial runs the fixed default.
+TrialLengthOptions trial_length_for(const ValidatorOptions& o, const ScenarioOptions& so) {
+    TrialLengthOptions t = o.validate.trial_length;
+    const ScenarioDef* def = find_scenario(so.name);
+    t.adapt = !o.trial_s && def && def->live_ops && so.command.empty();
+    if (o.trial_s) t.fixed_s = *o.trial_s;
+    return t;
+}
+
 // Completes the trial scenario's options; the error text when it cannot run trials.
-std::optional<std::string> resolve_trial_scenario(ScenarioOptions& so, double trial_s) {
+std::optional<std::string> resolve_trial_scenario(ScenarioOptions& so, const TrialLengthOptions& length) {
     if (so.name.empty()) return "the fix names no scenario; give --scenario";
-    so.duration_s = trial_s;
+    so.duration_s = length.adapt ? length.max_s : length.fixed_s;
     if (auto st = resolve_scenario_options(so, usable_cpus()); !st) return st.error().message();
     if (find_scenario(so.name)->command_is_traffic)
         return fmt::format("the {} scenario cannot repeat trials; use a built-in scenario or qperf", so.name);
@@ -92,9 +103,10 @@ constexpr int kMaxWorkloadErrors = 3;
 
 class Run {
 public:
-    Run(const ValidatorOptions& o, const FixDef& fix, ScenarioOptions so, nlohmann::json context,
-        ShutdownSignals& signals, const ProgressFn& progress)
-        : o_(o), fix_(fix), so_(std::move(so)), context_(std::move(context)), signals_(signals), progress_(progress) {}
+    Run(const ValidatorOptions& o, ValidateOptions vopts, const FixDef& fix, ScenarioOptions so,
+        nlohmann::json context, ShutdownSignals& signals, const ProgressFn& progress)
+        : o_(o), vopts_(std::move(vopts)), fix_(fix), so_(std::move(so)), context_(std::move(context)),
+          signals_(signals), progress_(progress) {}
 
     // Journal, collector, network and the fix's plan; the error text on failure.
     std::optional<std::string> open(const KernelInfo& kernel, const Topology& topo);
@@ -109,13 +121,16 @@ private:
     void finish_scenario();
     std::optional<ValidatorOutcome> apply_fix(const Validation& v, int trial_no);
     std::optional<ValidatorOutcome> restore_after_fix(const Validation& v, int trial_no);
-    std::optional<ValidatorOutcome> run_trial(Validation& v, Arm arm, int trial_no);
+    std::optional<ValidatorOutcome> run_trial(Validation& v, Arm arm, int trial_no, double started);
+    int wait_for_traffic(std::vector<CountSample>& counts);
+    std::string length_plan() const;
     ValidatorOutcome interrupted(const Validation& v, int sig);
     // The trials so far with what the run noted on the way (repeated trials among them).
     VerdictReport report_so_far(const Validation& v) const;
     ValidatorOutcome verdict(const Validation& v) const;
 
     const ValidatorOptions& o_;
+    const ValidateOptions vopts_;  // o_.validate with the trial length settled
     const FixDef& fix_;
     ScenarioOptions so_;
     nlohmann::json context_;
@@ -181,9 +196,16 @@ std::optional<std::string> Run::open(const KernelInfo& kernel, const Topology& t
         finish_scenario();
         return err;
     }
-    say(fmt::format("{} on scenario {} (CPUs {}), {:.1f}s per trial, {}..{} trials per arm", fix_.name, so_.name,
-                    format_cpulist(so_.cpus), o_.trial_s, o_.validate.min_each, o_.validate.max_each));
+    say(fmt::format("{} on scenario {} (CPUs {}), {} per trial, {}..{} trials per arm", fix_.name, so_.name,
+                    format_cpulist(so_.cpus), length_plan(), vopts_.min_each, vopts_.max_each));
     return std::nullopt;
+}
+
+std::string Run::length_plan() const {
+    const TrialLengthOptions& t = vopts_.trial_length;
+    if (!t.adapt) return fmt::format("{:g} s", t.fixed_s);
+    return fmt::format("{} pilot pairs of {:g} s, then {:g}..{:g} s chosen from their noise", kPilotPairs, t.pilot_s,
+                       t.min_s, t.max_s);
 }
 
 void Run::finish_scenario() {
@@ -229,19 +251,38 @@ std::optional<ValidatorOutcome> Run::restore_after_fix(const Validation& v, int 
     return error_outcome(std::move(rep), "restore after a fix trial failed; run `hotline restore`");
 }
 
-std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial_no) {
+// The running count is read this often inside a trial when the length adapts;
+// its rates over windows of kNoiseWindowS give the trial's within-trial noise.
+constexpr double kCountReadS = 0.05;
+constexpr double kNoiseWindowS = 0.1;
+
+// Waits for the run to end, reading the running count when the length adapts;
+// the signal that cut the wait short, else 0.
+int Run::wait_for_traffic(std::vector<CountSample>& counts) {
+    int sig = 0;
+    while (!scen_->done()) {
+        if (vopts_.trial_length.adapt)
+            if (auto c = scen_->ops_so_far()) counts.push_back({monotonic_seconds(), double(*c)});
+        if ((sig = signals_.wait(kCountReadS))) break;
+    }
+    return sig;
+}
+
+// `started`: when the trial began (before the fix was applied), for its wall time.
+std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial_no, double started) {
     std::vector<int> cpus;
     bool per_cpu_routes = false;
     if (arm == Arm::kCandidate && plan_.placement) {
         cpus = plan_.placement->cpus;
         per_cpu_routes = plan_.placement->per_cpu_routes;
     }
+    const double length = v.next_trial_length();
     auto a = session_->read();
-    Status begun = a ? scen_->begin_run(cpus, per_cpu_routes) : Status(a.error());
+    Status begun = a ? scen_->begin_run(cpus, per_cpu_routes, vopts_.trial_length.adapt ? length : 0)
+                     : Status(a.error());
     int sig = 0;
-    if (begun)
-        while (!scen_->done())
-            if ((sig = signals_.wait(0.05))) break;
+    std::vector<CountSample> counts;
+    if (begun) sig = wait_for_traffic(counts);
     auto res = begun ? scen_->end_run() : Result<ScenarioResult>(begun.error());
     auto b = session_->read();
     if (arm == Arm::kCandidate)
@@ -263,8 +304,11 @@ std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial
         finish_scenario();
         return error_outcome(report_so_far(v), b.error().message());
     }
-    TrialMetrics m = trial_metrics(delta(*a, *b), scenario_numbers(*res));
-    v.add_trial({arm, std::move(m), ""});
+    Trial t{arm, trial_metrics(delta(*a, *b), scenario_numbers(*res)), ""};
+    t.length_s = length;
+    t.wall_s = monotonic_seconds() - started;
+    if (vopts_.trial_length.adapt) t.within_noise = within_trial_noise(counts, kNoiseWindowS);
+    v.add_trial(std::move(t));
     TrialProgress tp = v.progress(trial_no, arm);
     if (o_.on_trial) o_.on_trial(tp);
     else say(tp.line);
@@ -293,7 +337,11 @@ ValidatorOutcome Run::verdict(const Validation& v) const {
     out.report = v.report();
     out.report.scenario = so_.name;
     out.report.context = context_;
-    out.report.context["trial_s"] = o_.trial_s;
+    if (!vopts_.trial_length.adapt) out.report.context["trial_s"] = vopts_.trial_length.fixed_s;
+    if (!vopts_.trial_length.adapt && !o_.trial_s)
+        out.report.notes.push_back(fmt::format("trial length fixed at {:g} s: the {} scenario publishes no running "
+                                               "count to measure the noise inside a trial; --duration sets it",
+                                               vopts_.trial_length.fixed_s, so_.name));
     out.report.context["scenario_params"] = nlohmann::json{{"name", so_.name}, {"cpus", so_.cpus}, {"loopback", so_.loopback}};
     if (plan_.placement && !plan_.placement->cpus.empty())
         out.report.context["scenario_params"]["fix_cpus"] = plan_.placement->cpus;
@@ -310,15 +358,22 @@ ValidatorOutcome Run::verdict(const Validation& v) const {
 }
 
 ValidatorOutcome Run::trials() {
-    Validation v(fix_.name, fix_.criteria, o_.validate, fix_.preconditions);
+    Validation v(fix_.name, fix_.criteria, vopts_, fix_.preconditions);
     int trial_no = 0;
+    bool length_said = !vopts_.trial_length.adapt;
     trials_started_s_ = monotonic_seconds();
     while (!v.finished()) {
         Arm arm = v.next_arm();
         ++trial_no;
+        const double started = monotonic_seconds();
         if (arm == Arm::kCandidate)
             if (auto out = apply_fix(v, trial_no)) return std::move(*out);
-        if (auto out = run_trial(v, arm, trial_no)) return std::move(*out);
+        if (auto out = run_trial(v, arm, trial_no, started)) return std::move(*out);
+        if (!length_said && v.trial_length().pilot_done) {
+            TrialLengthChoice c = v.trial_length();
+            say(fmt::format("trial length {:.2f} s: {}", c.length_s, c.reason));
+            length_said = true;
+        }
     }
     finish_scenario();
     return verdict(v);
@@ -337,6 +392,7 @@ ValidatorOutcome run_validator(const ValidatorOptions& o, const ProgressFn& prog
     const FixDef* fix = cat->find(o.fix);
     if (!fix) return error_outcome(empty, fmt::format("{}; known fixes: {}", unknown_name_message("fix", o.fix, cat->names()), cat->names()));
     if (auto p = check_options(o.validate)) return error_outcome(empty, *p);
+    if (o.trial_s && !(*o.trial_s > 0)) return error_outcome(empty, "the trial length must be positive");
     auto topo = read_topology();
     if (!topo) return error_outcome(empty, topo.error().message());
     Applicability here = applicability_here(*fix, *topo);
@@ -346,9 +402,12 @@ ValidatorOutcome run_validator(const ValidatorOptions& o, const ProgressFn& prog
     empty.scenario = so.name;
     nlohmann::json context = {{"kernel", to_json(kernel)}, {"fix", to_json(*fix)}, {"here", to_json(here)}};
     if (!here.applicable) return not_applicable(*fix, here.reason_line(), so.name, context);
-    if (auto err = resolve_trial_scenario(so, o.trial_s)) return error_outcome(empty, *err);
+    ValidateOptions vopts = o.validate;
+    vopts.trial_length = trial_length_for(o, so);
+    if (auto p = check_options(vopts)) return error_outcome(empty, *p);
+    if (auto err = resolve_trial_scenario(so, vopts.trial_length)) return error_outcome(empty, *err);
 
-    Run run(o, *fix, so, context, signals, progress);
+    Run run(o, vopts, *fix, so, context, signals, progress);
     if (auto err = run.open(kernel, *topo)) return error_outcome(empty, *err);
     return run.trials();
 }

@@ -10,6 +10,23 @@
 
 namespace hotline {
 
+namespace {
+
+std::optional<std::string> check_trial_length(const TrialLengthOptions& t) {
+    if (!t.adapt) {
+        if (!(t.fixed_s > 0) || !std::isfinite(t.fixed_s))
+            return fmt::format("trial length {} s must be positive", t.fixed_s);
+        return std::nullopt;
+    }
+    if (!(t.min_s > 0) || !(t.max_s >= t.min_s) || !std::isfinite(t.max_s))
+        return fmt::format("trial length bounds {}..{} s must be positive and in order", t.min_s, t.max_s);
+    if (!(t.pilot_s >= t.min_s && t.pilot_s <= t.max_s))
+        return fmt::format("the pilot trial length {} s is outside the bounds {}..{} s", t.pilot_s, t.min_s, t.max_s);
+    return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> check_options(const ValidateOptions& o) {
     if (o.min_each < 1) return "the minimum number of trials per arm must be at least 1";
     if (o.max_each < o.min_each)
@@ -18,6 +35,7 @@ std::optional<std::string> check_options(const ValidateOptions& o) {
         return fmt::format("confidence {} is outside (0.5, 1); use e.g. 0.95", o.confidence);
     if (o.method == TestMethod::kSequential && !(o.mixture_g > 0))
         return fmt::format("mixture scale {} must be > 0", o.mixture_g);
+    if (auto p = check_trial_length(o.trial_length)) return p;
     if (o.bootstrap_iterations < 100)
         return fmt::format("{} bootstrap iterations are too few for a percentile interval; use >= 1000",
                            o.bootstrap_iterations);
@@ -89,40 +107,61 @@ std::optional<RatioCi> exact_ratio(const Picked& p, CriterionResult& r) {
 // side the mean difference is on.  Every look counts, so the error rate holds
 // however the run stops.  The ratio's interval is the running intersection of
 // the confidence sequence, so it only narrows, as the decision only stays.
+// With an adapted trial length the pilot pairs are a stage of their own: the
+// evidence is the pilot's e-value (fixed at its last pair) times the e-value of
+// the pairs after it, and the interval is the later stage's (docs/validate-design.md).
 struct SequentialJudgement {
     int pairs = 0;
     int decided_after = 0;  // 0: undecided
     double e_value = 1;     // at the deciding look, else at the last one
+    std::optional<double> pilot_e_value;
     bool good_side = false;
     RatioCi ci;
 };
 
+RatioCi unbounded_ci(double confidence) {
+    RatioCi ci;
+    ci.confidence = confidence;
+    ci.low = -std::numeric_limits<double>::infinity();
+    ci.high = std::numeric_limits<double>::infinity();
+    return ci;
+}
+
+// Narrows the running interval with this look's confidence sequence.
+void narrow(RatioCi& ci, const std::vector<double>& a, const std::vector<double>& b, const ValidateOptions& o) {
+    RatioCs now = paired_ratio_cs(a, b, 1 - o.confidence, o.mixture_g);
+    ci.ratio = now.ratio;
+    if (now.bounded && now.low <= ci.high && now.high >= ci.low) {
+        ci.low = std::max(ci.low, now.low);
+        ci.high = std::min(ci.high, now.high);
+    }
+}
+
 SequentialJudgement judge_sequential(const Criterion& c, const Picked& p, const ValidateOptions& o) {
     SequentialJudgement j;
     const std::size_t n = std::min(p.a.size(), p.b.size());
+    const std::size_t stage = o.trial_length.adapt ? kPilotPairs : 0;
     const double t = c.threshold(), alpha = 1 - o.confidence;
     j.pairs = int(n);
-    j.ci.confidence = o.confidence;
-    j.ci.low = -std::numeric_limits<double>::infinity();
-    j.ci.high = std::numeric_limits<double>::infinity();
-    std::vector<double> a, b, d;
+    j.ci = unbounded_ci(o.confidence);
+    std::vector<double> a, b, d;  // the current stage's
+    double earlier = 1, sum_d = 0;
     for (std::size_t k = 0; k < n; ++k) {
+        if (k == stage && stage > 0) {
+            j.pilot_e_value = earlier = t_mixture_e_value(d, o.mixture_g);
+            a.clear(), b.clear(), d.clear();
+            j.ci = unbounded_ci(o.confidence);
+        }
         a.push_back(p.a[k]);
         b.push_back(p.b[k]);
         d.push_back(p.b[k] - t * p.a[k]);
-        RatioCs now = paired_ratio_cs(a, b, alpha, o.mixture_g);
-        j.ci.ratio = now.ratio;
-        if (now.bounded && now.low <= j.ci.high && now.high >= j.ci.low) {
-            j.ci.low = std::max(j.ci.low, now.low);
-            j.ci.high = std::min(j.ci.high, now.high);
-        }
+        sum_d += d.back();
+        narrow(j.ci, a, b, o);
         if (j.decided_after || int(k + 1) < o.min_each) continue;
-        j.e_value = t_mixture_e_value(d, o.mixture_g);
+        j.e_value = earlier * t_mixture_e_value(d, o.mixture_g);
         if (j.e_value < 1 / alpha) continue;
         j.decided_after = int(k + 1);
-        double mean_d = 0;
-        for (double x : d) mean_d += x;
-        j.good_side = c.better == Better::kLower ? mean_d < 0 : mean_d > 0;
+        j.good_side = c.better == Better::kLower ? sum_d < 0 : sum_d > 0;
     }
     return j;
 }
@@ -133,20 +172,23 @@ void judge_sequential_criterion(const Criterion& c, const SequentialJudgement& j
     r.pairs = j.pairs;
     r.decided_after_pairs = j.decided_after;
     r.e_value = j.e_value;
+    r.pilot_e_value = j.pilot_e_value;
     const std::string side = c.better == Better::kLower ? "<=" : ">=";
     std::string est = fmt::format("ratio of means {} ({:.0f}% CS {}..{})", fmt_ratio(j.ci.ratio),
                                   opts.confidence * 100, fmt_ratio(j.ci.low), fmt_ratio(j.ci.high));
     const double bar = 1 / (1 - opts.confidence);
+    const std::string e = j.pilot_e_value ? fmt::format("e-value {:.3g}, the pilot's {:.3g} included", j.e_value,
+                                                        *j.pilot_e_value)
+                                          : fmt::format("e-value {:.3g}", j.e_value);
     if (j.decided_after) {
         r.verdict = j.good_side ? Verdict::kPass : Verdict::kFail;
-        r.reason = fmt::format("{} {}{} {}; decided after {} pairs (e-value {:.3g} >= {:.3g})", est,
-                               j.good_side ? "" : "misses ", side, fmt_ratio(c.threshold()), j.decided_after,
-                               j.e_value, bar);
+        r.reason = fmt::format("{} {}{} {}; decided after {} pairs ({} >= {:.3g})", est, j.good_side ? "" : "misses ",
+                               side, fmt_ratio(c.threshold()), j.decided_after, e, bar);
         return;
     }
     r.verdict = Verdict::kInconclusive;
-    r.reason = fmt::format("{} straddles the threshold {} (e-value {:.3g} < {:.3g} after {} pairs)", est,
-                           fmt_ratio(c.threshold()), j.e_value, bar, j.pairs);
+    r.reason = fmt::format("{} straddles the threshold {} ({} < {:.3g} after {} pairs)", est,
+                           fmt_ratio(c.threshold()), e, bar, j.pairs);
 }
 
 void judge_fixed_sample(const Criterion& c, const RatioCi& ci, const std::string& est, CriterionResult& r) {
@@ -356,6 +398,119 @@ Arm Validation::next_arm() const {
     return count(Arm::kBaseline) <= count(Arm::kCandidate) ? Arm::kBaseline : Arm::kCandidate;
 }
 
+namespace {
+
+// The quantity the pilot measures the noise of: the workload's operation rate,
+// the one number the runner can read inside a trial as well as at its end.
+constexpr const char* kRateMetric = "scenario.ops_per_s";
+
+// The first kPilotPairs trials of each arm, in order.
+std::vector<const Trial*> pilot_trials(const std::vector<Trial>& trials, Arm arm) {
+    std::vector<const Trial*> out;
+    for (auto& t : trials)
+        if (t.arm == arm && int(out.size()) < kPilotPairs) out.push_back(&t);
+    return out;
+}
+
+double rate_of(const Trial& t) {
+    auto it = t.metrics.find(kRateMetric);
+    return it == t.metrics.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
+}
+
+// With one degree of freedom the between-trial variance, a difference of two
+// estimates, often comes out at or below 0, which would send every later trial
+// to the longest length; this floor (a share of the pilot trials' whole
+// variance) caps the length at sqrt(overhead * pilot_s / kBetweenFloor) instead.
+// Too short costs little, too long much (docs/validate-design.md).
+constexpr double kBetweenFloor = 1.0 / 4;
+
+// Within, between and overhead from the pilot pairs; an error text when the
+// pilot did not measure them.  Between: the pairs' log rate ratios vary by
+// 2 between^2 + 2 within^2 / pilot_s, so between^2 is half their variance less
+// the within part, at least kBetweenFloor of that half.
+std::optional<std::string> pilot_noise(const std::vector<const Trial*>& a, const std::vector<const Trial*>& b,
+                                       double pilot_s, TrialNoise& n) {
+    double within2 = 0, overhead = 0;
+    std::vector<double> log_ratios;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        for (const Trial* t : {a[k], b[k]}) {
+            if (!t->within_noise) return "the pilot read no running operation count";
+            within2 += *t->within_noise * *t->within_noise;
+            overhead += std::max(0.0, t->wall_s - t->length_s);
+        }
+        const double ra = rate_of(*a[k]), rb = rate_of(*b[k]);
+        if (!(ra > 0) || !(rb > 0)) return std::string("the pilot measured no ") + kRateMetric;
+        log_ratios.push_back(std::log(rb / ra));
+    }
+    const double trials = 2.0 * double(a.size());
+    n.within = std::sqrt(within2 / trials);
+    n.overhead_s = overhead / trials;
+    double mean = 0, ss = 0;
+    for (double l : log_ratios) mean += l;
+    mean /= double(log_ratios.size());
+    for (double l : log_ratios) ss += (l - mean) * (l - mean);
+    const double per_trial = ss / double(log_ratios.size() - 1) / 2;
+    n.between = std::sqrt(std::max(per_trial - n.within * n.within / pilot_s, kBetweenFloor * per_trial));
+    return std::nullopt;
+}
+
+std::string choice_reason(const TrialLengthChoice& c) {
+    std::string why = fmt::format(
+        "within-trial noise {:.1f}%/sqrt(s), between-trial {:.1f}%, overhead {:.2f} s per trial -> "
+        "sqrt(overhead) x within / between = {}",
+        c.noise.within * 100, c.noise.between * 100, c.noise.overhead_s,
+        std::isfinite(c.optimal_s) ? fmt::format("{:.2f} s", c.optimal_s) : std::string("unbounded"));
+    if (c.length_s != c.optimal_s) why += fmt::format(", bounded to {:g}..{:g} s", c.min_s, c.max_s);
+    return why;
+}
+
+}  // namespace
+
+TrialLengthChoice Validation::trial_length() const {
+    const TrialLengthOptions& o = opts_.trial_length;
+    TrialLengthChoice c;
+    c.adapted = o.adapt;
+    if (!o.adapt) {
+        c.length_s = o.fixed_s;
+        c.reason = "fixed";
+        return c;
+    }
+    c.pilot_s = o.pilot_s;
+    c.pilot_pairs = kPilotPairs;
+    c.min_s = o.min_s;
+    c.max_s = o.max_s;
+    c.length_s = o.pilot_s;
+    auto a = pilot_trials(trials_, Arm::kBaseline), b = pilot_trials(trials_, Arm::kCandidate);
+    if (int(a.size()) < kPilotPairs || int(b.size()) < kPilotPairs) {
+        c.reason = fmt::format("pilot: {} pairs of {:g} s measure the noise", kPilotPairs, o.pilot_s);
+        return c;
+    }
+    c.pilot_done = true;
+    if (auto err = pilot_noise(a, b, o.pilot_s, c.noise)) {
+        c.reason = *err + fmt::format("; the trials stay at the pilot's {:g} s", o.pilot_s);
+        return c;
+    }
+    c.optimal_s = !(c.noise.within > 0)  ? 0
+                  : c.noise.between > 0 ? std::sqrt(c.noise.overhead_s) * c.noise.within / c.noise.between
+                                        : std::numeric_limits<double>::infinity();
+    c.length_s = optimal_trial_length(c.noise, o.min_s, o.max_s);
+    c.reason = choice_reason(c);
+    return c;
+}
+
+double Validation::next_trial_length() const {
+    const Arm arm = next_arm();
+    const int k = count(arm);
+    if (opts_.trial_length.adapt && k < kPilotPairs) return opts_.trial_length.pilot_s;
+    // A trial whose partner ran first (baselines ahead while a precondition was
+    // pending) runs as long as that partner, so both trials of a pair match.
+    const Arm other = arm == Arm::kBaseline ? Arm::kCandidate : Arm::kBaseline;
+    int seen = 0;
+    for (auto& t : trials_)
+        if (t.arm == other && seen++ == k && t.length_s > 0) return t.length_s;
+    return trial_length().length_s;
+}
+
 void Validation::add_trial(Trial t) { trials_.push_back(std::move(t)); }
 
 std::string Validation::stop_reason() const {
@@ -382,6 +537,7 @@ bool Validation::finished() const { return !stop_reason().empty(); }
 
 VerdictReport Validation::report() const {
     VerdictReport r = evaluate(fix_, criteria_, trials_, opts_);
+    r.trial_length = trial_length();
     r.preconditions = judge_preconditions();
     if (auto* f = failed_precondition(r.preconditions)) {
         r.overall = Verdict::kNotApplicable;

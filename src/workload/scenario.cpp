@@ -114,6 +114,7 @@ struct Scenario::Impl {
     int command_status = -1;
     bool stopped = false;
     std::vector<int> base_cpus;  // the resolved CPUs; a run may use others
+    double base_duration_s = 0;  // the resolved duration; a run may be shorter or longer
     // The running operation total of the current run (see ops_so_far()).
     mutable std::mutex ops_mu;
     std::function<std::uint64_t()> ops_fn;
@@ -227,11 +228,16 @@ Result<std::unique_ptr<Scenario>> Scenario::prepare(ScenarioOptions opts, Progre
     impl->progress = std::move(progress);
     if (auto st = impl->build(); !st) return st.error();
     impl->base_cpus = impl->opts.cpus;
+    impl->base_duration_s = impl->opts.duration_s;
     return std::unique_ptr<Scenario>(new Scenario(std::move(impl)));
 }
 
-Status Scenario::begin_run(const std::vector<int>& cpus, bool per_cpu_routes) {
+Status Scenario::begin_run(const std::vector<int>& cpus, bool per_cpu_routes, double duration_s) {
     auto& im = *impl_;
+    if (duration_s < 0 || !std::isfinite(duration_s))
+        return make_error(fmt::format("run duration {} s must be positive", duration_s), EINVAL);
+    if (duration_s > 0 && !im.def->live_ops)
+        return make_error(fmt::format("the {} scenario runs for its options' duration only", im.opts.name), EINVAL);
     if (per_cpu_routes && !im.def->per_cpu_routes)
         return make_error(fmt::format("the {} scenario has no per-CPU routes", im.opts.name), EINVAL,
                           "use a scenario that has them: tcp-crr");
@@ -240,6 +246,7 @@ Status Scenario::begin_run(const std::vector<int>& cpus, bool per_cpu_routes) {
     if (im.outcome && im.def->command_is_traffic)
         return make_error(fmt::format("the {} scenario runs its command once", im.opts.name), EINVAL);
     im.opts.cpus = cpus.empty() ? im.base_cpus : cpus;
+    im.opts.duration_s = duration_s > 0 ? duration_s : im.base_duration_s;
     if (per_cpu_routes)
         if (auto st = im.net->add_cpu_routes(im.opts.cpus); !st) return st;
     im.opts.per_cpu_routes = per_cpu_routes;

@@ -707,3 +707,222 @@ TEST(Sequential, RealEffectsAreDecidedAndTheMedianTrialsReported) {
         EXPECT_LE(s.median_trials, 2 * ValidateOptions{}.max_each);
     }
 }
+
+// ---- Trial length adapted to the noise (Kalibera and Jones; issue 20) ----
+
+TEST(TrialLength, KaliberaJonesLengthFollowsTheNoise) {
+    // sqrt(overhead) * within / between: sqrt(0.25) * 0.1 / 0.02 = 2.5 s.
+    EXPECT_DOUBLE_EQ(optimal_trial_length({0.1, 0.02, 0.25}, 0.5, 8), 2.5);
+    EXPECT_GT(optimal_trial_length({0.3, 0.02, 0.25}, 0.5, 8), optimal_trial_length({0.1, 0.02, 0.25}, 0.5, 8));
+    EXPECT_DOUBLE_EQ(optimal_trial_length({0.01, 0.05, 0.25}, 0.5, 8), 0.5);  // low within noise: short
+    EXPECT_DOUBLE_EQ(optimal_trial_length({1.0, 0.01, 0.25}, 0.5, 8), 8);     // bounded above
+    EXPECT_DOUBLE_EQ(optimal_trial_length({0.1, 0, 0.25}, 0.5, 8), 8);        // nothing but within noise
+    EXPECT_DOUBLE_EQ(optimal_trial_length({0, 0.1, 0.25}, 0.5, 8), 0.5);      // no within noise
+    EXPECT_DOUBLE_EQ(optimal_trial_length({0.1, 0.02, 0}, 0.5, 8), 0.5);      // no cost per trial
+}
+
+namespace {
+
+constexpr double kCountReadS = 0.05;  // as the runner reads the running count
+
+// A running count read every kCountReadS for `length_s` at `rate` per second,
+// each reading's increment scaled by 1 + noise (normal, sd per_read_sd, kept
+// positive); the zeros of a start before the traffic lead.  `mean_factor`
+// receives the trial's mean rate over `rate`.
+std::vector<CountSample> running_count(Rng& rng, double rate, double length_s, double per_read_sd,
+                                       double* mean_factor) {
+    std::vector<CountSample> s{{0, 0}, {kCountReadS, 0}};
+    const int reads = int(std::lround(length_s / kCountReadS));
+    double count = 0, t = s.back().t;
+    for (double z : normal(rng, reads, 0, per_read_sd)) {
+        count += rate * kCountReadS * std::max(0.05, 1 + z);
+        t += kCountReadS;
+        s.push_back({t, count});
+    }
+    if (mean_factor) *mean_factor = count / (rate * length_s);
+    return s;
+}
+
+}  // namespace
+
+TEST(TrialLength, WithinTrialNoiseOfARunningCount) {
+    Rng rng(77);
+    // Per-reading sd 0.1 at 0.05 s: windows of two readings have sd 0.1/sqrt(2),
+    // so within = 0.0707 * sqrt(0.1 s) = 0.0224 per sqrt(s).
+    std::vector<double> got;
+    for (int i = 0; i < 50; ++i) {
+        auto w = within_trial_noise(running_count(rng, 1e4, 4, 0.1, nullptr), 0.1);
+        ASSERT_TRUE(w.has_value());
+        got.push_back(*w);
+    }
+    EXPECT_NEAR(median(got), 0.1 / std::sqrt(2.0) * std::sqrt(0.1), 0.003);
+    EXPECT_FALSE(within_trial_noise(running_count(rng, 1e4, 0.2, 0.1, nullptr), 0.1).has_value());  // too few windows
+    EXPECT_FALSE(within_trial_noise({{0, 0}, {1, 0}, {2, 0}}, 0.1).has_value());                     // nothing counted
+}
+
+namespace {
+
+// Trials of a length-aware shape: each ABAB pair shares a load factor (sd 20%,
+// as kPairLoadSd), each trial has a between-trial factor (lognormal, sd
+// `between`) that no length removes, and inside it a running count whose
+// readings have the within-trial noise `within` per sqrt(s); the overhead of a
+// trial is kOverheadS.  The criterion's metric is the rate itself.
+constexpr double kOverheadS = 0.3;
+
+struct NoiseShape {
+    double within = 0.06;
+    double between = 0.04;
+};
+
+struct AdaptedRun {
+    Verdict verdict = Verdict::kInconclusive;
+    int trials = 0;
+    double seconds = 0;  // wall: traffic plus overhead of every trial
+    TrialLengthChoice choice;
+};
+
+ValidateOptions adapted_options() {
+    ValidateOptions o;
+    o.trial_length.adapt = true;
+    return o;
+}
+
+AdaptedRun simulate_adapted(Rng& rng, const Criterion& c, double effect, const NoiseShape& n,
+                            const ValidateOptions& o = adapted_options()) {
+    Validation v("sim", {c}, o);
+    double load = 1;
+    AdaptedRun out;
+    while (!v.finished()) {
+        Arm arm = v.next_arm();
+        const double length = v.next_trial_length();
+        if (arm == Arm::kBaseline) load = lognormal(rng, 1, 1, kPairLoadSd)[0];
+        const double level = (arm == Arm::kBaseline ? 1e4 : 1e4 * (1 - effect)) * load *
+                             lognormal(rng, 1, 1, n.between)[0];
+        double mean_factor = 1;
+        Trial t{arm, {}, ""};
+        t.within_noise = within_trial_noise(
+            running_count(rng, level, length, n.within / std::sqrt(kCountReadS), &mean_factor), 0.1);
+        t.metrics["scenario.ops_per_s"] = level * mean_factor;
+        t.length_s = length;
+        t.wall_s = length + kOverheadS;
+        out.seconds += t.wall_s;
+        v.add_trial(std::move(t));
+    }
+    out.verdict = v.report().overall;
+    out.trials = int(v.trials().size());
+    out.choice = v.trial_length();
+    return out;
+}
+
+struct AdaptedSummary {
+    int pass = 0, fail = 0, inconclusive = 0;
+    double median_trials = 0, median_seconds = 0, median_length = 0;  // trials and time of the decided runs
+};
+
+AdaptedSummary simulate_adapted_many(std::uint64_t seed, int runs, const Criterion& c, double effect,
+                                     const NoiseShape& n, const ValidateOptions& o = adapted_options()) {
+    Rng rng(seed);
+    AdaptedSummary s;
+    std::vector<double> trials, seconds, lengths;
+    for (int i = 0; i < runs; ++i) {
+        AdaptedRun r = simulate_adapted(rng, c, effect, n, o);
+        (r.verdict == Verdict::kPass ? s.pass : r.verdict == Verdict::kFail ? s.fail : s.inconclusive) += 1;
+        lengths.push_back(r.choice.length_s);
+        if (r.verdict == Verdict::kInconclusive) continue;
+        trials.push_back(r.trials);
+        seconds.push_back(r.seconds);
+    }
+    s.median_trials = trials.empty() ? 0 : median(trials);
+    s.median_seconds = seconds.empty() ? 0 : median(seconds);
+    s.median_length = median(lengths);
+    return s;
+}
+
+}  // namespace
+
+TEST(TrialLength, PilotPicksLongerTrialsUnderHighWithinTrialNoise) {
+    const Criterion c = expect_down("scenario.ops_per_s", 0);
+    // High within-trial noise, little between: sqrt(0.3) * 0.15 / 0.02 = 4.1 s.
+    AdaptedSummary high = simulate_adapted_many(41, 40, c, 0.3, {0.15, 0.02});
+    // Low within-trial noise: the optimum 0.1 s is below the 0.5 s bound.
+    AdaptedSummary low = simulate_adapted_many(42, 40, c, 0.3, {0.01, 0.05});
+    std::printf("chosen trial length: high within-trial noise median %.2f s, low %.2f s\n", high.median_length,
+                low.median_length);
+    EXPECT_GT(high.median_length, 1.5 * low.median_length);
+    EXPECT_DOUBLE_EQ(low.median_length, TrialLengthOptions{}.min_s);
+    // The choice says what it came from.
+    Rng rng(43);
+    AdaptedRun one = simulate_adapted(rng, c, 0.3, {0.15, 0.02});
+    EXPECT_TRUE(one.choice.adapted && one.choice.pilot_done);
+    EXPECT_GT(one.choice.noise.within, 0.05);
+    EXPECT_NEAR(one.choice.noise.overhead_s, kOverheadS, 1e-9);
+    EXPECT_NE(one.choice.reason.find("within-trial noise"), std::string::npos) << one.choice.reason;
+}
+
+TEST(TrialLength, PilotTrialsRunThePilotLengthAndPairsMatch) {
+    Validation v("sim", {expect_down("scenario.ops_per_s", 0)}, adapted_options());
+    for (int i = 0; i < 2 * kPilotPairs; ++i) {
+        EXPECT_DOUBLE_EQ(v.next_trial_length(), TrialLengthOptions{}.pilot_s);
+        Trial t{v.next_arm(), {{"scenario.ops_per_s", 100.0 + i}}, ""};
+        t.within_noise = 0.2;
+        t.length_s = TrialLengthOptions{}.pilot_s;
+        t.wall_s = t.length_s + 1;
+        v.add_trial(t);
+    }
+    TrialLengthChoice c = v.trial_length();
+    ASSERT_TRUE(c.pilot_done);
+    EXPECT_DOUBLE_EQ(c.length_s, TrialLengthOptions{}.max_s);  // log ratios equal: no between-trial noise
+    EXPECT_DOUBLE_EQ(v.next_trial_length(), c.length_s);
+    // Without adaptation every trial runs the fixed length.
+    Validation fixed("sim", {expect_down("scenario.ops_per_s", 0)}, {});
+    EXPECT_DOUBLE_EQ(fixed.next_trial_length(), TrialLengthOptions{}.fixed_s);
+    EXPECT_FALSE(fixed.trial_length().adapted);
+    ValidateOptions bad = adapted_options();
+    bad.trial_length.pilot_s = 20;
+    EXPECT_TRUE(check_options(bad).has_value());
+}
+
+// The same A/A and edge checks as above with the length adapted: the pilot's
+// e-value times the later stage's keeps the stated rate.
+TEST(Sequential, AaComparisonsKeepTheStatedErrorRateWithAnAdaptedLength) {
+    const double alpha = 1 - ValidateOptions{}.confidence;
+    const int runs = 1000;
+    AdaptedSummary aa = simulate_adapted_many(2120, runs, expect_down("scenario.ops_per_s", 0), 0, {});
+    std::printf("adapted length, A/A, %d runs, threshold 1: false PASS %d, false FAIL %d, INCONCLUSIVE %d (stated "
+                "rate %.2f); median length %.2f s\n",
+                runs, aa.pass, aa.fail, aa.inconclusive, alpha, aa.median_length);
+    EXPECT_LE(aa.pass, alpha * runs);
+    EXPECT_LE(aa.fail, alpha * runs);
+    AdaptedSummary edge = simulate_adapted_many(2121, runs, expect_down("scenario.ops_per_s", 0.3), 0.3, {});
+    std::printf("adapted length, truth on the threshold 0.7, %d runs: PASS %d, FAIL %d\n", runs, edge.pass, edge.fail);
+    EXPECT_LE(edge.pass, alpha * runs);
+    EXPECT_LE(edge.fail, alpha * runs);
+}
+
+TEST(Sequential, RealEffectsAreDecidedWithAnAdaptedLength) {
+    const int runs = 200;
+    for (double effect : {0.1, 0.3, 0.9}) {
+        AdaptedSummary s = simulate_adapted_many(3130 + std::uint64_t(effect * 100), runs,
+                                                 expect_down("scenario.ops_per_s", 0), effect, {});
+        std::printf("adapted length, effect %.0f%%: PASS %d of %d, FAIL %d, median %.0f trials, %.1f s to the "
+                    "verdict (length %.2f s)\n",
+                    effect * 100, s.pass, runs, s.fail, s.median_trials, s.median_seconds, s.median_length);
+        // The same noise with every trial 2 s long, for comparison.
+        ValidateOptions fixed;
+        fixed.trial_length.fixed_s = 2;
+        AdaptedSummary f = simulate_adapted_many(3130 + std::uint64_t(effect * 100), runs,
+                                                 expect_down("scenario.ops_per_s", 0), effect, {}, fixed);
+        std::printf("  fixed 2 s: PASS %d, FAIL %d, median %.0f trials, %.1f s\n", f.pass, f.fail, f.median_trials,
+                    f.median_seconds);
+        EXPECT_EQ(s.fail, 0) << "effect " << effect;
+        // A 10% effect is near what 20 pairs resolve at this noise: shorter trials
+        // carry more noise per pair, and the pilot's pairs count against the
+        // cap, so fewer runs decide before it (docs/validate-design.md).
+        if (effect < 0.2) {
+            EXPECT_GE(s.pass, runs / 2) << "effect " << effect;
+            continue;
+        }
+        EXPECT_GE(s.pass, runs * 95 / 100) << "effect " << effect;
+        EXPECT_LT(s.median_seconds, f.median_seconds) << "effect " << effect;
+    }
+}

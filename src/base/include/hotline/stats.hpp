@@ -77,6 +77,34 @@ struct RatioCs {
 RatioCs paired_ratio_cs(const std::vector<double>& baseline, const std::vector<double>& fix, double alpha,
                         double g = kDefaultMixtureG);
 
+// ---- Trial length: Kalibera and Jones ("Rigorous benchmarking in reasonable
+// time"), for two levels.  A trial of L seconds costs L + overhead_s of wall
+// time; its result's relative variance is between^2 + within^2 / L: `between`
+// varies from trial to trial however long it runs, `within` is the noise inside a
+// trial, which averaging over a longer trial removes.
+struct TrialNoise {
+    double within = 0;      // relative sd of a 1 s mean from fluctuation inside a trial (per sqrt(s))
+    double between = 0;     // relative sd per trial that no length averages away
+    double overhead_s = 0;  // wall time per trial beyond its traffic (start, stop, apply, restore)
+};
+
+// The length minimising (L + overhead) * (between^2 + within^2 / L), the time to a
+// given precision: sqrt(overhead_s) * within / between, clamped to [min_s, max_s]
+// (max_s when `between` is 0 and `within` is not; min_s when `within` is 0).
+double optimal_trial_length(const TrialNoise& n, double min_s, double max_s);
+
+// One (seconds, operations so far) reading of a running total.
+struct CountSample {
+    double t = 0;
+    double count = 0;
+};
+// `within` of TrialNoise from a running total read during one trial: the
+// readings from the first that counted anything on are cut into windows of at
+// least window_s; the relative sd of the windows' rates times sqrt(window length).
+// The last window is dropped (it may hold the traffic's end).  nullopt with fewer
+// than 4 windows or no operations.  Assumes the windows' rates are independent.
+std::optional<double> within_trial_noise(const std::vector<CountSample>& samples, double window_s);
+
 struct MannWhitney {
     double u = 0;        // U of the candidate arm
     double z = 0;        // normal approximation, tie- and continuity-corrected

@@ -88,6 +88,10 @@ struct Trial {
     Arm arm = Arm::kBaseline;
     TrialMetrics metrics;
     std::string note;  // e.g. the recording file of this trial
+    double length_s = 0;  // the traffic time asked for (0: not recorded)
+    double wall_s = 0;    // wall time of the whole trial: start, stop, apply, restore (0: not recorded)
+    // TrialNoise::within of the workload's running operation count in this trial.
+    std::optional<double> within_noise = std::nullopt;
 };
 
 // How a non-exact criterion is judged (docs/validate-design.md, "Statistics").
@@ -101,6 +105,32 @@ enum class TestMethod {
 };
 std::string_view to_string(TestMethod m);  // "t-mixture-sequential", "bootstrap"
 
+// How long each trial's traffic runs (docs/validate-design.md, "Trial length").
+struct TrialLengthOptions {
+    // true: the first kPilotPairs pairs run pilot_s long and measure the noise; the
+    // trials after them run the Kalibera-Jones length, within [min_s, max_s].
+    bool adapt = false;
+    double fixed_s = 3;  // every trial when not adapting
+    double pilot_s = 1;
+    double min_s = 0.5;
+    double max_s = 8;
+};
+// The pilot stage's pairs.  Two give the between-trial noise one degree of freedom.
+inline constexpr int kPilotPairs = 2;
+
+// The trial length in force and what it was chosen from.
+struct TrialLengthChoice {
+    bool adapted = false;  // false: fixed (--duration, or a scenario without a running count)
+    bool pilot_done = false;
+    double length_s = 0;   // of the trials after the pilot (of every trial when fixed)
+    double pilot_s = 0;
+    int pilot_pairs = 0;
+    TrialNoise noise;      // measured in the pilot
+    double optimal_s = 0;  // the Kalibera-Jones length before the bounds
+    double min_s = 0, max_s = 0;
+    std::string reason;    // one line: why this length
+};
+
 struct ValidateOptions {
     int min_each = 5;   // trials per arm (pairs) before any stop
     int max_each = 20;  // per arm; the run stops here whatever the noise
@@ -110,6 +140,7 @@ struct ValidateOptions {
     int bootstrap_iterations = 4000;      // kBootstrap
     std::uint64_t seed = 1;
     bool stop_on_fail = true;  // a required criterion confidently failed ends the run early
+    TrialLengthOptions trial_length;
 };
 
 struct CriterionResult {
@@ -129,6 +160,8 @@ struct CriterionResult {
     int pairs = 0;
     int decided_after_pairs = 0;
     std::optional<double> e_value;
+    // Adapted trial length: the pilot stage's e-value, a factor of e_value.
+    std::optional<double> pilot_e_value;
 };
 
 struct VerdictReport {
@@ -143,6 +176,7 @@ struct VerdictReport {
     int candidate_trials = 0;
     ValidateOptions options;
     std::vector<Trial> trials;       // in the order they ran
+    std::optional<TrialLengthChoice> trial_length;  // validate: how long the trials ran and why
     std::vector<std::string> notes;  // applied changes, restore outcome, ...
     nlohmann::json context = nlohmann::json::object();  // kernel, scenario parameters, ...
 };

@@ -68,6 +68,10 @@ public:
     std::string stop_reason() const;  // why finished() is true, empty otherwise
     VerdictReport report() const;
     std::string progress_line() const;
+    // How long the next trial's traffic runs, and the choice behind it (the
+    // pilot's length until the pilot pairs are complete).
+    double next_trial_length() const;
+    TrialLengthChoice trial_length() const;
     // After trial `trial_no` (of `arm`): counts, bounds, the required criteria's
     // current verdicts, and the log line "trial N (arm): progress_line()".
     TrialProgress progress(int trial_no, Arm arm) const;

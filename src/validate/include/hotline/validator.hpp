@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,10 @@ struct ValidatorOptions {
     std::string fix;
     std::string fixes_dir;          // extra *.toml catalog entries
     ScenarioOptions scenario;       // name empty: the fix's default scenario
-    double trial_s = 3;             // traffic per trial
-    ValidateOptions validate;       // min_each / max_each ...
+    // Traffic per trial (--duration); unset: adapted to the noise for scenarios
+    // with a running operation count, else TrialLengthOptions::fixed_s.
+    std::optional<double> trial_s;
+    ValidateOptions validate;       // min_each / max_each; trial_length is set from trial_s
     bool allow_global = false;
     std::string journal_dir = kDefaultJournalDir;
     std::string owner;              // command line, stored in the journal

@@ -259,8 +259,10 @@ public:
     // stop() tears it down.  Built-in generators and qperf only (not exec).
     static Result<std::unique_ptr<Scenario>> prepare(ScenarioOptions opts, ProgressFn progress = {});
     // Starts one run of the traffic on `cpus` (empty: the options' CPUs), with
-    // per-CPU address pairs when `per_cpu_routes` (scenarios whose entry allows it).
-    Status begin_run(const std::vector<int>& cpus = {}, bool per_cpu_routes = false);
+    // per-CPU address pairs when `per_cpu_routes` (scenarios whose entry allows it),
+    // for `duration_s` (0: the options' duration; others only for scenarios with
+    // live_ops, whose generators run for any time).
+    Status begin_run(const std::vector<int>& cpus = {}, bool per_cpu_routes = false, double duration_s = 0);
     // Ends the current run (early if still going) and returns what it measured;
     // the network stays up.
     Result<ScenarioResult> end_run();
