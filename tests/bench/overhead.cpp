@@ -8,7 +8,7 @@
 //
 //   bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] [--hotline BIN]
 //                  [--no-bpftrace] [--no-perf] [--only cost,trigger,workload,loss,agent]
-//                  [--loss-rounds N] [--loss-duration S]
+//                  [--loss-rounds N] [--loss-duration S] [--loss-sample-hz N]
 #include <bpf/bpf.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -577,9 +577,14 @@ Result<LossRun> loss_run(Scenario& sc, const Session* s) {
     return lr;
 }
 
-// The default session (what `hotline record` opens) around one run.
+// The session of the loss section: the default one (what `hotline record` opens),
+// or with the sampling mechanism's rate lowered (--loss-sample-hz), which
+// separates its interrupts' cost from the rest of the session's.
+SessionOptions g_loss_session;
+
+// The loss section's session around one run.
 Result<LossRun> loss_run_with_session(Scenario& sc, const KernelInfo& k, const Topology& topo) {
-    auto s = Session::open(SessionOptions{}, k, topo);
+    auto s = Session::open(g_loss_session, k, topo);
     if (!s) return s.error();
     return loss_run(sc, s->get());
 }
@@ -665,7 +670,9 @@ json report_loss(const LossResult& lr, double secs) {
     bool agree = lr.bpf.estimate >= lr.cpu_per_op.low - lr.bpf.half_width() &&
                  lr.bpf.estimate <= lr.cpu_per_op.high + lr.bpf.half_width();
     fmt::print("  the kernel's account {} the measured CPU per operation\n", agree ? "agrees with" : "DISAGREES with");
-    std::string what = fmt::format("{} workload loss of the full default session", lr.scenario);
+    bool full = g_loss_session.sample_freq == SessionOptions{}.sample_freq;
+    std::string what = fmt::format("{} workload loss of the {}", lr.scenario,
+                                   full ? "full default session" : "session with --loss-sample-hz");
     const Pct& loss = lr.cpu_per_op;
     if (loss.estimate > kLossTargetPct)
         g_missed.push_back(fmt::format("{}: {:.2f}% (target <= {:.0f}%)", what, loss.estimate, kLossTargetPct));
@@ -674,7 +681,8 @@ json report_loss(const LossResult& lr, double secs) {
                                        loss.half_width(), kLossHalfWidthPct));
     json j = {{"scenario", lr.scenario}, {"pairs", lr.pairs.size()},
               {"throughput_loss_pct", to_json(lr.throughput)}, {"cpu_per_op_added_pct", to_json(lr.cpu_per_op)},
-              {"bpf_run_time_pct", to_json(lr.bpf)}, {"kernel_account_agrees", agree}};
+              {"bpf_run_time_pct", to_json(lr.bpf)}, {"kernel_account_agrees", agree},
+              {"sample_hz", g_loss_session.sample_freq}};
     json rounds = json::array();
     for (auto& [without, with] : lr.pairs)
         rounds.push_back({{"rate_without", without.rate}, {"rate_with", with.rate},
@@ -687,6 +695,9 @@ json report_loss(const LossResult& lr, double secs) {
 json loss_section(int rounds, double secs, const KernelInfo& k, const Topology& topo) {
     fmt::print("\n== workload loss of the full default session: interleaved pairs without / with, "
                "mean of per-pair log ratios, 95% CI (Student's t)\n");
+    if (g_loss_session.sample_freq != SessionOptions{}.sample_freq)
+        fmt::print("  NOT the default session: sampling at {} Hz per CPU (--loss-sample-hz)\n",
+                   g_loss_session.sample_freq);
     json jl = json::array();
     for (const char* scen : {"tcp-crr", "dst-refcount"}) {
         auto lr = measure_loss(scen, rounds, secs, k, topo);
@@ -865,7 +876,7 @@ int main(int argc, char** argv) {
     Args args("bench_overhead",
               "bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
               "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,workload,loss,agent] "
-              "[--loss-rounds N] [--loss-duration S]",
+              "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N]",
               argc, argv);
     while (args.next()) {
         if (args.is("--smoke")) smoke = true;
@@ -877,6 +888,7 @@ int main(int argc, char** argv) {
         else if (args.is("--no-perf")) perf = false;
         else if (args.is("--loss-rounds")) loss_rounds = args.int_value();
         else if (args.is("--loss-duration")) loss_secs = args.double_value();
+        else if (args.is("--loss-sample-hz")) g_loss_session.sample_freq = args.int_value();
         else if (args.is("--only")) {
             std::stringstream ss(args.value());
             for (std::string s; std::getline(ss, s, ',');) only.insert(s);
