@@ -51,18 +51,18 @@ static __always_inline struct hl_workq_counts *hl_workq(void)
 	return bpf_map_lookup_elem(&workq, &zero);
 }
 
-/* The slot of a work item, whose address `w` passes through `w->scratch`: a
- * tp_btf argument is a typed pointer, on which the verifier allows no shifts or
- * multiplies, and map memory gives back the same bits as a plain number.
+/* The slot of a work item and its address as a plain number (`*key`): a tp_btf
+ * argument is a typed pointer, on which the verifier allows no shifts or
+ * multiplies, and a probe read of the stack copy gives back the same bits as a
+ * number (a hot line, where a scratch word in a map would be one more cold one).
  * Shifted by 3, not 6: work items sharing a cache line are common (two in one
  * structure) and must not share a slot. */
-static __always_inline struct hl_queued *hl_queued_slot(struct hl_workq_counts *w, __u64 work, __u64 *key)
+static __always_inline struct hl_queued *hl_queued_slot(struct work_struct *work, __u64 *key)
 {
 	__u32 slot;
 
-	w->scratch = work;
-	barrier();
-	*key = *(volatile __u64 *)&w->scratch;
+	*key = 0;
+	bpf_probe_read_kernel(key, sizeof(*key), &work);
 	slot = (((*key >> 3) * 0x9E3779B97F4A7C15ULL) >> 32) & (HL_QUEUED_SLOTS - 1);
 	return bpf_map_lookup_elem(&queued_at, &slot);
 }
@@ -86,7 +86,7 @@ int BPF_PROG(hl_wq_queue, int req_cpu, struct pool_workqueue *pwq, struct work_s
 		(*n)++;
 	else
 		bpf_map_update_elem(&work_funcs, &func, &one, BPF_NOEXIST);
-	q = hl_queued_slot(w, (__u64)work, &key);
+	q = hl_queued_slot(work, &key);
 	if (q) {
 		q->at_ns = bpf_ktime_get_ns();
 		q->work = key;
@@ -104,7 +104,7 @@ int BPF_PROG(hl_wq_execute, struct work_struct *work)
 	if (!w)
 		return 0;
 	w->executed++;
-	q = hl_queued_slot(w, (__u64)work, &key);
+	q = hl_queued_slot(work, &key);
 	if (!q || q->work != key) {
 		w->lat_lost++;
 		return 0;

@@ -828,7 +828,9 @@ std::vector<GoalLine> goal_lines(const json& out) {
     std::vector<GoalLine> lines;
     for (auto& jl : out.value("loss", json::array())) {
         auto& c = jl["cpu_per_op_added_pct"];
-        lines.push_back({"loss, full default session, " + jl["scenario"].get<std::string>(),
+        bool full = jl.value("sample_hz", 0) == SessionOptions{}.sample_freq;
+        lines.push_back({std::string(full ? "loss, full default session, " : "loss, --loss-sample-hz session, ") +
+                             jl["scenario"].get<std::string>(),
                          fmt::format("{:+.2f}% +- {:.2f}%", c["estimate"].get<double>(), c["half_width"].get<double>()),
                          "<= 1%, +- 1%",
                          c["estimate"].get<double>() > kLossTargetPct || c["half_width"].get<double>() > kLossHalfWidthPct});

@@ -95,8 +95,7 @@ struct hl_workq_counts {
 	hl_u64 executed;     /* workqueue_execute_start on this CPU */
 	hl_u64 lat_count;    /* queue -> execute latencies recorded */
 	hl_u64 lat_sum_ns;
-	hl_u64 lat_lost;     /* execute without a recorded queue (slot taken by a later item, attached mid-flight) */
-	hl_u64 scratch;      /* BPF side only: turns a typed pointer into a plain number */
+	hl_u64 lat_lost;     /* execute without a recorded queue (map full, attached mid-flight) */
 	hl_u64 hist[HL_HIST_SLOTS];
 };
 
@@ -133,7 +132,7 @@ struct hl_sample_counts {
 #ifdef __cplusplus
 static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
 static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
-static_assert(sizeof(struct hl_workq_counts) == 8 * (8 + HL_HIST_SLOTS), "hl_workq_counts layout");
+static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
 static_assert(sizeof(struct hl_counts) == 8 * (3 + HL_HIST_SLOTS), "hl_counts layout");
 static_assert(sizeof(struct hl_hits) == 16 * HL_MAX_TARGETS, "hl_hits layout");
 static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");
@@ -142,7 +141,7 @@ static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS)
 #else
 _Static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
 _Static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
-_Static_assert(sizeof(struct hl_workq_counts) == 8 * (8 + HL_HIST_SLOTS), "hl_workq_counts layout");
+_Static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
 _Static_assert(sizeof(struct hl_counts) == 8 * (3 + HL_HIST_SLOTS), "hl_counts layout");
 _Static_assert(sizeof(struct hl_hits) == 16 * HL_MAX_TARGETS, "hl_hits layout");
 _Static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");
