@@ -106,6 +106,7 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
     v->add_option("--max-trials", a.max_trials, fmt::format("Trials per arm at most while results are noisy (default {})", a.max_trials));
     v->add_option("-d,--duration", a.duration, fmt::format("Traffic per trial (default {}s)", ValidatorOptions{}.trial_s));
     v->add_flag("--allow-global", a.allow_global, "Permit machine-wide changes");
+    add_irqs_of_option(v, a.irqs_of);
     v->add_option("--fixes", a.fixes_dir, "Also load *.toml fix definitions from DIR");
     v->add_flag("--json", a.json, "Print the verdict as JSON instead of text");
     v->add_option("-o,--output", a.output, "Also write the verdict as JSON to FILE");
@@ -143,6 +144,9 @@ int run_validate_cli(const ValidateCli& a) {
     o.fix = a.fix;
     o.fixes_dir = a.fixes_dir;
     o.allow_global = a.allow_global;
+    auto irqs = read_device_irqs(a.irqs_of);
+    if (!irqs) return fail(irqs.error(), kExitUsage);
+    o.irqs = std::move(*irqs);
     o.journal_dir = a.journal_dir;
     o.owner = own_command_line();
     o.targets = a.targets;

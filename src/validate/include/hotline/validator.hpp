@@ -22,6 +22,7 @@ struct ValidatorOptions {
     double trial_s = 3;             // traffic per trial
     ValidateOptions validate;       // min_each / max_each ...
     bool allow_global = false;
+    std::vector<int> irqs;          // device IRQs an irq_affinity change pins (--irqs-of)
     std::string journal_dir = kDefaultJournalDir;
     std::string owner;              // command line, stored in the journal
     std::vector<std::string> targets;  // collector targets; empty: all built-in
