@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "hotline/fix.hpp"
+#include "hotline/interrupts.hpp"
 #include "hotline/journal.hpp"
 #include "hotline/output.hpp"
 #include "hotline/util.hpp"

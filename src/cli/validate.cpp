@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "hotline/html_report.hpp"
+#include "hotline/interrupts.hpp"
 #include "hotline/terminal.hpp"
 #include "hotline/util.hpp"
 #include "hotline/validator.hpp"

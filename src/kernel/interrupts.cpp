@@ -11,7 +11,7 @@
 #include <charconv>
 #include <sstream>
 
-#include "hotline/kernel.hpp"
+#include "hotline/interrupts.hpp"
 #include "hotline/util.hpp"
 
 namespace hotline {

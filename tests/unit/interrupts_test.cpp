@@ -1,7 +1,7 @@
 // Device IRQs by action name from /proc/interrupts text (the --irqs-of resolver).
 #include <gtest/gtest.h>
 
-#include "hotline/kernel.hpp"
+#include "hotline/interrupts.hpp"
 
 namespace hotline {
 namespace {

@@ -20,17 +20,6 @@ namespace hotline {
 // Reads <root>/devices/system/cpu/possible and <root>/devices/system/node/node*/cpulist.
 Result<Topology> read_topology(const std::string& sysfs_root = "/sys");
 
-// Device IRQs by action name, as irqbalance and set_irq_affinity scripts find a
-// NIC's queues: the IRQs of `proc_interrupts` (the text of /proc/interrupts)
-// one of whose action names contains `name` ("eth0" matches "eth0-TxRx-0").
-// Numbered IRQs only; the per-CPU rows (NMI, LOC, ...) have no affinity to set.
-std::vector<int> irqs_named(std::string_view proc_interrupts, std::string_view name);
-// The union of irqs_named over `names`, sorted; a name that matches no IRQ is an
-// error naming it.
-Result<std::vector<int>> resolve_device_irqs(std::string_view proc_interrupts, const std::vector<std::string>& names);
-// The same over <proc_root>/interrupts.
-Result<std::vector<int>> read_device_irqs(const std::vector<std::string>& names, const std::string& proc_root = "/proc");
-
 void* map_pages(std::size_t bytes);  // anonymous pages; throws std::bad_alloc
 void unmap_pages(void* p, std::size_t bytes);
 
