@@ -15,6 +15,10 @@ irq=$(awk -v n="$name" '$1 ~ /^[0-9]+:$/ && $NF == n {sub(":", "", $1); print $1
 echo "$name" > name.txt
 echo "$irq" > irq.txt
 aff=/proc/irq/$irq/smp_affinity_list
+# The kernel starts the guest's IO-APIC IRQs on node 0 already: move this one to
+# node 1 first so the fix has something to change (its own value is put back last).
+original=$(cat "$aff")
+cat /sys/devices/system/node/node1/cpulist > "$aff" || { echo "cannot move IRQ $irq to node 1"; exit 1; }
 cat "$aff" > before.txt
 echo "IRQ $irq ($name): affinity $(cat before.txt), node 0 is CPUs $(cat node0.txt)"
 
@@ -39,3 +43,4 @@ echo $? > applied.rc
 cat "$aff" > after.txt
 cat applied.out
 echo "seen during the fix: $(sort -u during.txt | tr '\n' ' '); after: $(cat after.txt)"
+echo "$original" > "$aff"
