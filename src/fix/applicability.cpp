@@ -175,7 +175,7 @@ Status plan_irq_affinity(const FixDef& fix, const Change& c, const ApplyTarget& 
         if (!c.optional)
             return make_error(fmt::format("fix {} pins device IRQs, but none were given", fix.name), EINVAL,
                               "name the device with --irqs-of NAME");
-        plan.notes.push_back("IRQ affinity: no device IRQs given (--irqs-of NAME); nothing to pin");
+        plan.notes.push_back("IRQ affinity: no IRQs given (--irqs-of NAME); nothing to pin");
         return ok_status();
     }
     if (target.node_cpus.empty())
