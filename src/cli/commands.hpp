@@ -128,11 +128,14 @@ struct FixesCli {
     std::string name;
     std::vector<std::string> netns;
     bool allow_global = false;
+    std::vector<std::string> irqs_of;  // device names whose IRQs an irq_affinity change pins
     std::string journal_dir = kDefaultJournalDir;
     std::string duration;
     bool selected() const;
 };
 void add_fixes_commands(CLI::App& app, FixesCli& f);
+// --irqs-of NAME (repeatable), on `fixes apply` and `validate`.
+void add_irqs_of_option(CLI::App* app, std::vector<std::string>& names);
 int run_fixes(const FixesCli& f);
 
 // `hotline validate` and `hotline diff` (src/cli/validate.cpp).
@@ -145,6 +148,7 @@ struct ValidateCli {
     int max_trials = ValidateOptions{}.max_each;
     std::string duration;
     bool allow_global = false;
+    std::vector<std::string> irqs_of;
     std::string fixes_dir;
     bool json = false;    // the verdict as JSON on stdout
     std::string output;   // the verdict as JSON to this file

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "hotline/fix.hpp"
+#include "hotline/interrupts.hpp"
 #include "hotline/journal.hpp"
 #include "hotline/output.hpp"
 #include "hotline/util.hpp"
@@ -48,6 +49,9 @@ Result<ApplyTarget> apply_target(const FixesCli& a) {
         target.netns.push_back(*ns);
     }
     if (auto t = read_topology(); t && !t->nodes.empty()) target.node_cpus = t->cpus_of(t->nodes.front());
+    auto irqs = read_device_irqs(a.irqs_of);
+    if (!irqs) return irqs.error();
+    target.irqs = std::move(*irqs);
     return target;
 }
 
@@ -137,11 +141,19 @@ void add_fixes_examples(FixesCli& f) {
     f.list->footer(examples({"hotline fixes list", "hotline fixes list --json", "hotline fixes list --fixes ./my-fixes"}));
     f.show->footer(examples({"hotline fixes show numa-local", "hotline fixes show early-demux-off --json"}));
     f.apply->footer(examples({"hotline fixes apply early-demux-off --netns pid:1234 -d 30s",
-                              "hotline fixes apply tcp-low-latency --allow-global"}));
+                              "hotline fixes apply tcp-low-latency --allow-global",
+                              "hotline fixes apply numa-local --irqs-of eth0 --allow-global -d 60s"}));
     f.restore->footer(examples({"hotline restore", "hotline restore --journal-dir /tmp/hotline-journal"}));
 }
 
 }  // namespace
+
+void add_irqs_of_option(CLI::App* app, std::vector<std::string>& names) {
+    app->add_option("--irqs-of", names,
+                     "Pin the IRQs whose /proc/interrupts action names contain NAME (e.g. eth0, mlx5_comp) for a "
+                     "fix's irq_affinity change (machine-wide: needs --allow-global); repeatable")
+        ->type_name("NAME");
+}
 
 bool FixesCli::selected() const { return (fixes && *fixes) || (restore && *restore); }
 
@@ -159,6 +171,7 @@ void add_fixes_commands(CLI::App& app, FixesCli& f) {
     f.apply->add_option("name", f.name, "Fix name")->required();
     f.apply->add_option("--netns", f.netns, "Network namespace for netns-scoped knobs (ip netns name or pid:N); repeatable");
     f.apply->add_flag("--allow-global", f.allow_global, "Permit machine-wide changes");
+    add_irqs_of_option(f.apply, f.irqs_of);
     f.apply->add_option("-d,--duration", f.duration, "Restore after this long (default: hold until a signal)");
     f.apply->add_option("--journal-dir", f.journal_dir, fmt::format("Journal directory (default {})", kDefaultJournalDir));
     for (auto* sub : {f.list, f.show, f.apply}) sub->add_option("--fixes", f.fixes_dir, "Also load *.toml fix definitions from DIR");

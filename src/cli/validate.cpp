@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "hotline/html_report.hpp"
+#include "hotline/interrupts.hpp"
 #include "hotline/terminal.hpp"
 #include "hotline/util.hpp"
 #include "hotline/validator.hpp"
@@ -110,6 +111,7 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
                               "and the rest run {:g}..{:g}s as it asks (scenarios without a running count: {:g}s)",
                               kPilotPairs, tl.pilot_s, tl.min_s, tl.max_s, tl.fixed_s));
     v->add_flag("--allow-global", a.allow_global, "Permit machine-wide changes");
+    add_irqs_of_option(v, a.irqs_of);
     v->add_option("--fixes", a.fixes_dir, "Also load *.toml fix definitions from DIR");
     v->add_flag("--json", a.json, "Print the verdict as JSON instead of text");
     v->add_option("-o,--output", a.output, "Also write the verdict as JSON to FILE");
@@ -147,6 +149,9 @@ int run_validate_cli(const ValidateCli& a) {
     o.fix = a.fix;
     o.fixes_dir = a.fixes_dir;
     o.allow_global = a.allow_global;
+    auto irqs = read_device_irqs(a.irqs_of);
+    if (!irqs) return fail(irqs.error(), kExitUsage);
+    o.irqs = std::move(*irqs);
     o.journal_dir = a.journal_dir;
     o.owner = own_command_line();
     o.targets = a.targets;

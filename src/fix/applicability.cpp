@@ -173,8 +173,9 @@ Status plan_knob(const FixDef& fix, const Change& c, const ApplyTarget& target, 
 Status plan_irq_affinity(const FixDef& fix, const Change& c, const ApplyTarget& target, ChangePlan& plan) {
     if (target.irqs.empty()) {
         if (!c.optional)
-            return make_error(fmt::format("fix {} pins device IRQs, but the scenario has none", fix.name), EINVAL);
-        plan.notes.push_back("IRQ affinity: the scenario's devices have no IRQs (veth); nothing to pin");
+            return make_error(fmt::format("fix {} pins device IRQs, but none were given", fix.name), EINVAL,
+                              "name the device with --irqs-of NAME");
+        plan.notes.push_back("IRQ affinity: no IRQs given (--irqs-of NAME); nothing to pin");
         return ok_status();
     }
     if (target.node_cpus.empty())

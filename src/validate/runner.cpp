@@ -169,6 +169,7 @@ std::optional<std::string> Run::plan_fix(const Topology& topo) {
     if (net.server().name() != net.client().name()) target.netns.push_back(NetnsRef{net.server().name(), 0});
     if (!topo.nodes.empty()) target.node_cpus = topo.cpus_of(topo.nodes.front());
     target.allow_global = o_.allow_global;
+    target.irqs = o_.irqs;
     auto plan = plan_changes(fix_, target);
     if (!plan) return plan.error().message();
     plan_ = std::move(*plan);

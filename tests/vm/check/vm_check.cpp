@@ -1502,6 +1502,35 @@ void check_workqueue_nodes(Checks& c, const fs::path& dir) {
              show(lat));
 }
 
+// numa-local's irq_affinity change on the guest's device IRQ (--irqs-of): refused
+// without --allow-global and nothing changed, an unknown name is bad usage, and with
+// --allow-global the IRQ is on node 0's CPUs while held and back to its exact value after.
+void check_irq_affinity(Checks& c, const fs::path& dir) {
+    GuestResult r = load_result(dir, "irq-affinity");
+    if (!reported(c, r)) return;
+    auto file = [&](const char* name) { return trim(slurp(r.files / name).value_or("(missing)")); };
+    std::string before = file("before.txt"), node0 = file("node0.txt");
+    std::string what = fmt::format("IRQ {} ({})", file("irq.txt"), file("name.txt"));
+    c.expect(before != node0, what + " starts off node 0's CPUs alone, so the fix has something to change",
+             fmt::format("before {}, node 0 {}", before, node0));
+    c.expect(file("refused.rc") == "64", "without --allow-global `fixes apply` is refused with exit 64",
+             "exit " + file("refused.rc") + ": " + file("refused.out"));
+    c.expect(file("refused.out").find("--allow-global") != std::string::npos, "the refusal says to add --allow-global",
+             file("refused.out"));
+    c.expect(file("after-refused.txt") == before, "the refused run left the affinity as it was",
+             fmt::format("before {}, after {}", before, file("after-refused.txt")));
+    c.expect(file("unknown.rc") == "64" && file("unknown.out").find("'no-such-device-irq'") != std::string::npos,
+             "a name that matches no IRQ is bad usage (exit 64) naming it",
+             "exit " + file("unknown.rc") + ": " + file("unknown.out"));
+    c.expect(file("applied.rc") == "0", "`fixes apply numa-local --irqs-of NAME --allow-global` exits 0",
+             "exit " + file("applied.rc") + ": " + file("applied.out"));
+    std::string during = file("during.txt");
+    c.expect(("\n" + during + "\n").find("\n" + node0 + "\n") != std::string::npos,
+             what + " was on node 0's CPUs while the fix was held", "sampled: " + during);
+    c.expect(file("after.txt") == before, what + " is back to its exact previous affinity",
+             fmt::format("before {}, after {}", before, file("after.txt")));
+}
+
 const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChecks = {
     {"allow-global", check_allow_global},
     {"handoff-sample", check_handoff_sample},
@@ -1509,6 +1538,7 @@ const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChec
     {"workqueue-nodes", check_workqueue_nodes},
     {"validate-numa-local", check_validate_numa_local},
     {"diagnose-numa-local", check_diagnose_numa_local},
+    {"irq-affinity", check_irq_affinity},
     {"record-tcp-crr", check_record_tcp_crr},
     {"diff-dst-refcnt-false-sharing", check_diff},
     {"handoff-cross", [](Checks& c, const fs::path& d) { check_handoffs(c, d, true); }},

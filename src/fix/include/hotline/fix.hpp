@@ -175,7 +175,7 @@ Applicability check_applicability(const FixDef& fix, const KernelFacts& facts);
 struct ApplyTarget {
     std::vector<NetnsRef> netns;  // the scenario's namespaces (netns-scoped knobs go to each)
     bool allow_global = false;
-    std::vector<int> irqs;         // the scenario's device IRQs (none for veth)
+    std::vector<int> irqs;         // device IRQs to pin (--irqs-of); a scenario's veth has none
     std::vector<int> node_cpus;    // CPUs of the node to confine to (placement, IRQ affinity)
 };
 

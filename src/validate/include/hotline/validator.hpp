@@ -25,6 +25,7 @@ struct ValidatorOptions {
     std::optional<double> trial_s;
     ValidateOptions validate;       // min_each / max_each; trial_length is set from trial_s
     bool allow_global = false;
+    std::vector<int> irqs;          // device IRQs an irq_affinity change pins (--irqs-of)
     std::string journal_dir = kDefaultJournalDir;
     std::string owner;              // command line, stored in the journal
     std::vector<std::string> targets;  // collector targets; empty: all built-in
