@@ -427,7 +427,7 @@ constexpr double kBetweenFloor = 1.0 / 4;
 // Within, between and overhead from the pilot pairs; an error text when the
 // pilot did not measure them.  Between: the pairs' log rate ratios vary by
 // 2 between^2 + 2 within^2 / pilot_s, so between^2 is half their variance less
-// the within part, at least kBetweenFloor of that half.
+// the within part, at least kBetweenFloor of that half (or of the within part).
 std::optional<std::string> pilot_noise(const std::vector<const Trial*>& a, const std::vector<const Trial*>& b,
                                        double pilot_s, TrialNoise& n) {
     double within2 = 0, overhead = 0;
@@ -450,7 +450,10 @@ std::optional<std::string> pilot_noise(const std::vector<const Trial*>& a, const
     mean /= double(log_ratios.size());
     for (double l : log_ratios) ss += (l - mean) * (l - mean);
     const double per_trial = ss / double(log_ratios.size() - 1) / 2;
-    n.between = std::sqrt(std::max(per_trial - n.within * n.within / pilot_s, kBetweenFloor * per_trial));
+    // The floor also holds when two nearly equal ratios make the sample variance
+    // itself about 0: it is then a share of what the within noise alone predicts.
+    const double within_part = n.within * n.within / pilot_s;
+    n.between = std::sqrt(std::max(per_trial - within_part, kBetweenFloor * std::max(per_trial, within_part)));
     return std::nullopt;
 }
 
