@@ -493,6 +493,11 @@ json print_session_programs(const std::string& scen, const std::vector<RunResult
     json out = json::array();
     double total_s = secs * double(runs.size());
     for (auto& [name, p] : sum) {
+        // A program whose event did not fire in these runs has no cost per run to show.
+        if (p.run_cnt == 0) {
+            fmt::print("  {} hotline program {:<24} did not run\n", scen, name);
+            continue;
+        }
         double ns_run = p.run_cnt ? double(p.run_time_ns) / double(p.run_cnt) : 0;
         double ns_hit = hits ? double(p.run_time_ns) / double(hits) : 0;
         bool per_hit = priced_per_hit(name);
