@@ -40,7 +40,7 @@ mechanism = "auto"
 [probe]
 latency = false
 handoffs = false
-sample_freq = 99
+sample_freq = 199
 handoff_sample = 16
 
 [metrics]
@@ -78,7 +78,7 @@ password_sha256 = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a
     EXPECT_FALSE(c->targets[2].mechanism.has_value());
     EXPECT_FALSE(c->probe.latency);
     EXPECT_FALSE(c->probe.handoffs);
-    EXPECT_EQ(c->probe.sample_freq, 99);
+    EXPECT_EQ(c->probe.sample_freq, 199);
     EXPECT_EQ(c->probe.handoff_sample, 16);
     EXPECT_TRUE(c->metrics.per_cpu);
     EXPECT_EQ(c->metrics.max_series, 500u);

@@ -21,7 +21,10 @@ struct SessionOptions {
     std::vector<std::string> targets;  // empty: every built-in target
     std::optional<Mechanism> forced;
     bool latency = true;
-    int sample_freq = 999;  // Hz per CPU for the sampling mechanism
+    // Hz per CPU for the sampling mechanism.  Each sample is a timer interrupt the
+    // workload pays for outside any BPF run time (docs/overhead.md, sampling rate);
+    // 99, as bpftrace's and bcc's profilers use, not a multiple of the tick.
+    int sample_freq = 99;
     std::vector<std::string> funcs;  // custom targets: NAME or NAME:argN
     bool handoffs = true;            // track object handoffs where the target has an object
     int handoff_sample = 1;          // track 1 of N objects (by address hash)
