@@ -84,6 +84,52 @@ vm_console_filter() {  # vm_console_filter LOG LIVE
         on && $0 !~ /^\[ *[0-9]+\.[0-9]+\]/ { print > "/dev/stderr"; fflush("/dev/stderr") }'
 }
 
+# The limit on one step of the guest without a new channel marker: booting to
+# HLVM-HELLO or moving between tests (VM_STEP_LIMIT_S), or a test from its
+# HLVM-START to its HLVM-RESULT (twice its own timeout plus VM_STEP_LIMIT_S, for
+# a busy host and the transfer of its files).  A guest whose kernel livelocks
+# runs no timer, so its own per-test timeout never fires and only QEMU's hard
+# timeout (the sum of every test's) would end the run.
+VM_STEP_LIMIT_S=${VM_STEP_LIMIT_S:-300}
+
+# vm_step_limit MARKER: the seconds the guest may spend after MARKER (a channel
+# line, "" before the first) before the next one.
+vm_step_limit() {
+    case $1 in
+        "HLVM-START "*) echo $((2 * ${1##*timeout=} + VM_STEP_LIMIT_S)) ;;
+        *) echo "$VM_STEP_LIMIT_S" ;;
+    esac
+}
+
+# vm_watch_progress CHANNEL PID STALLED: stops PID (QEMU under `timeout`) and
+# writes why to STALLED when the guest exceeds a step's limit; returns when PID
+# exits or the guest reports HLVM-DONE.
+vm_watch_progress() {
+    local channel=$1 pid=$2 stalled=$3 marker="" last since now limit test tmo
+    since=$(date +%s)
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep "${VM_WATCH_POLL_S:-5}"
+        last=$(tr -d '\r' <"$channel" 2>/dev/null | grep -a '^HLVM-\(HELLO\|START\|RESULT\|DONE\)' | tail -n 1)
+        now=$(date +%s)
+        case $last in HLVM-DONE*) return 0 ;; esac
+        if [ "$last" != "$marker" ]; then
+            marker=$last
+            since=$now
+            continue
+        fi
+        limit=$(vm_step_limit "$marker")
+        [ $((now - since)) -le "$limit" ] && continue
+        case $marker in
+            "HLVM-START "*) read -r _ test tmo <<<"$marker"
+                echo "test $test sent no result for $((now - since)) s (its own timeout ${tmo#timeout=} s, which a livelocked guest kernel never reaches)" ;;
+            "") echo "the guest sent no HLVM-HELLO for $((now - since)) s after QEMU started" ;;
+            *) echo "the guest sent nothing for $((now - since)) s after: ${marker}" ;;
+        esac >"$stalled"
+        kill "$pid" 2>/dev/null
+        return 0
+    done
+}
+
 # vm_boot VMLINUX INITRD WORKDIR TIMEOUT_S LIVE: writes WORKDIR/console.log and
 # WORKDIR/channel.log; sets VM_QEMU_RC to QEMU's exit status (124 = hard timeout).  QEMU runs
 # in the background and is waited for, so a signal's trap runs at once (bash
@@ -98,9 +144,15 @@ vm_boot() {
         -kernel "$vmlinux" -initrd "$initrd" -append "$VM_KERNEL_CMDLINE" \
         -serial stdio -serial "file:$work/channel.log" </dev/null >"$work/console.fifo" 2>&1 &
     VM_QEMU_PID=$!
+    rm -f "$work/stalled"
+    vm_watch_progress "$work/channel.log" "$VM_QEMU_PID" "$work/stalled" &
+    VM_WATCH_PID=$!
     VM_QEMU_RC=0
     wait "$VM_QEMU_PID" || VM_QEMU_RC=$?
     VM_QEMU_PID=
+    kill "$VM_WATCH_PID" 2>/dev/null
+    wait "$VM_WATCH_PID" 2>/dev/null || true
+    VM_WATCH_PID=
     wait "$VM_FILTER_PID" || true
     VM_FILTER_PID=
     rm -f "$work/console.fifo"
