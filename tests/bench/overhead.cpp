@@ -499,7 +499,7 @@ json print_session_programs(const std::string& scen, const std::vector<RunResult
             fmt::print("  {} hotline program {:<24} did not run\n", scen, name);
             continue;
         }
-        double ns_run = p.run_cnt ? double(p.run_time_ns) / double(p.run_cnt) : 0;
+        double ns_run = double(p.run_time_ns) / double(p.run_cnt);
         double ns_hit = hits ? double(p.run_time_ns) / double(hits) : 0;
         bool per_hit = priced_per_hit(name);
         fmt::print("  {} hotline program {:<24} {:>8.0f} ns/run {:>9.0f} runs/s {:>8}\n", scen, name, ns_run,
@@ -933,11 +933,12 @@ std::vector<GoalLine> goal_lines(const json& out) {
                                      g_count_vs_perf.ratio()),
                          "", false});
     if (out.contains("agent"))
-        for (auto [name, key, budget] : {std::tuple{"agent attach, idle", kAttachIdle, 0.2},
-                                         std::tuple{"agent first report, idle", kFirstReportIdle, 1.2}}) {
+        for (auto [name, key] : {std::pair{"agent attach, idle", kAttachIdle},
+                                 std::pair{"agent first report, idle", kFirstReportIdle}}) {
             if (!out["agent"].contains(key)) continue;  // the section failed: its failure is the exit status
-            double v = out["agent"][key]["value"]["median"].get<double>();
-            lines.push_back({name, fmt::format("{:.3f} s", v), fmt::format("<= {} s", budget), v > budget});
+            // The goal as the agent section judged it (agent_table writes it beside the figure).
+            double v = out["agent"][key]["value"]["median"].get<double>(), goal = out["agent"][key]["target"].get<double>();
+            lines.push_back({name, fmt::format("{:.3f} s", v), fmt::format("<= {} s", goal), v > goal});
         }
     return lines;
 }
