@@ -68,8 +68,11 @@ vm_qemu_args() {
 # and RCU stall warnings are off because an emulated CPU starved by a busy host
 # is not a kernel bug.  no_timer_check for the same reason: on a busy host the
 # emulated IO-APIC timer can miss the boot-time check, and the kernel then
-# panics with "IO-APIC + timer doesn't work" before init runs.
-VM_KERNEL_CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=4 mitigations=off nowatchdog rcupdate.rcu_cpu_stall_suppress=1 no_timer_check"
+# panics with "IO-APIC + timer doesn't work" before init runs.  loglevel=7: the
+# hung-task detector prints a blocked task's stack at KERN_INFO.  nokaslr: the
+# CPU dump of a stalled guest (vm_dump_cpus) can then be read against the
+# System.map of the kernel's Debian -dbg package.
+VM_KERNEL_CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=7 mitigations=off nokaslr nowatchdog rcupdate.rcu_cpu_stall_suppress=1 no_timer_check"
 
 # The console filter: everything into console.log; with LIVE=1 all of it to
 # stderr as well, with LIVE=stream only the guest command's stderr (the lines
@@ -125,10 +128,64 @@ vm_watch_progress() {
             "") echo "the guest sent no HLVM-HELLO for $((now - since)) s after QEMU started" ;;
             *) echo "the guest sent nothing for $((now - since)) s after: ${marker}" ;;
         esac >"$stalled"
+        vm_dump_cpus "${channel%/*}" >"${stalled%/*}/stalled-cpus.txt" 2>&1
         kill "$pid" 2>/dev/null
         return 0
     done
 }
+
+# vm_dump_cpus WORKDIR: what each vCPU of a stalled guest is doing, through the
+# QEMU monitor on WORKDIR/monitor.{in,out} (a pipe: no socket tool needed).
+# Three samples a second apart of every CPU's RIP and RSP and of the kernel text
+# addresses among the 48 words on top of its stack (a return-address trail;
+# frame pointers are not relied on).  Read with the System.map of the kernel's
+# -dbg package (tests/vm/README.md, "A hung guest").
+vm_dump_cpus() {
+    local work=$1 reader mon n cpu
+    if [ ! -p "$work/monitor.in" ] || [ ! -p "$work/monitor.out" ]; then
+        echo "no QEMU monitor in $work"
+        return 0
+    fi
+    cat "$work/monitor.out" >"$work/monitor.log" &
+    reader=$!
+    # Read-write: opening a FIFO to write blocks until it has a reader, and
+    # QEMU may be gone.
+    exec {mon}<>"$work/monitor.in"
+    for n in 1 2 3; do
+        echo "info registers -a" >&"$mon"
+        for ((cpu = 0; cpu < VM_CPUS; cpu++)); do
+            # shellcheck disable=SC2016  # $esp is the monitor's (the full RSP), not the shell's
+            printf 'cpu %d\nx /48gx $esp\n' "$cpu" >&"$mon"
+        done
+        sleep 1
+    done
+    sleep 1
+    exec {mon}>&-
+    kill "$reader" 2>/dev/null
+    wait "$reader" 2>/dev/null
+    vm_monitor_summary <"$work/monitor.log"
+}
+
+# vm_monitor_summary: the monitor's answers (stdin) as one line per CPU and
+# sample: RIP, RSP and the kernel text addresses on top of its stack.  A
+# command's echo ends the line it is on (the monitor redraws it as it is typed).
+vm_monitor_summary() {
+    sed 's/\x1b\[[0-9]*[A-Z]//g' | tr -d '\r' | awk '
+        function flush() {
+            if (inx && cur != "") printf "cpu %s rip %s rsp %s stack%s\n", cur, rip[cur], rsp[cur], trail
+            inx = 0; trail = ""
+        }
+        /info registers -a$/ { flush(); regs = 1; next }
+        /x \/48gx \$esp$/ { flush(); regs = 0; inx = 1; next }
+        /^\(qemu\).*cpu [0-9]+$/ { flush(); regs = 0; cur = $NF; next }
+        regs && /^CPU#[0-9]+/ { rc = substr($1, 5); next }
+        regs && /^RIP=/ { rip[rc] = substr($1, 5) }
+        regs && /RSP=/ { for (i = 1; i <= NF; i++) if ($i ~ /^RSP=/) rsp[rc] = substr($i, 5) }
+        inx && /^[0-9a-f]+: 0x/ { for (i = 2; i <= NF; i++) if ($i ~ /^0xffffffff8/) trail = trail " " substr($i, 3) }
+        END { flush() }'
+}
+
+
 
 # vm_boot VMLINUX INITRD WORKDIR TIMEOUT_S LIVE: writes WORKDIR/console.log and
 # WORKDIR/channel.log; sets VM_QEMU_RC to QEMU's exit status (124 = hard timeout).  QEMU runs
@@ -138,11 +195,13 @@ vm_boot() {
     local vmlinux=$1 initrd=$2 work=$3 tmo=$4 live=$5
     rm -f "$work/console.log" "$work/channel.log"
     mkfifo "$work/console.fifo"
+    rm -f "$work/monitor.in" "$work/monitor.out"
+    mkfifo "$work/monitor.in" "$work/monitor.out"
     vm_console_filter "$work/console.log" "$live" <"$work/console.fifo" &
     VM_FILTER_PID=$!
     timeout -k 5 "$tmo" qemu-system-x86_64 "${VM_QEMU_ARGS[@]}" \
         -kernel "$vmlinux" -initrd "$initrd" -append "$VM_KERNEL_CMDLINE" \
-        -serial stdio -serial "file:$work/channel.log" </dev/null >"$work/console.fifo" 2>&1 &
+        -serial stdio -serial "file:$work/channel.log" -monitor "pipe:$work/monitor" </dev/null >"$work/console.fifo" 2>&1 &
     VM_QEMU_PID=$!
     rm -f "$work/stalled"
     vm_watch_progress "$work/channel.log" "$VM_QEMU_PID" "$work/stalled" &
@@ -155,7 +214,7 @@ vm_boot() {
     VM_WATCH_PID=
     wait "$VM_FILTER_PID" || true
     VM_FILTER_PID=
-    rm -f "$work/console.fifo"
+    rm -f "$work/console.fifo" "$work/monitor.in" "$work/monitor.out"
 }
 
 # vm_collect WORKDIR RESULTS: decodes channel.log into RESULTS/TEST/{rc,secs,output.txt,files/*}.

@@ -42,7 +42,7 @@ vm_failure_cause() {  # vm_failure_cause OUT QEMU_RC DONE_MARKERS TIMEOUT_S
     local fatal
     fatal=$(vm_console_verdict "$1/console.log")
     if [ -n "$fatal" ]; then echo "guest kernel died: $fatal"
-    elif [ -s "$1/stalled" ]; then echo "hang: $(cat "$1/stalled"); QEMU was stopped"
+    elif [ -s "$1/stalled" ]; then echo "hang: $(cat "$1/stalled"); QEMU was stopped (its vCPUs just before: stalled-cpus.txt)"
     elif [ "$2" = 124 ]; then echo "hang: the guest did not finish within ${4}s and QEMU was stopped"
     elif [ "$3" != 1 ]; then echo "guest never reported HLVM-DONE (QEMU exit status $2)"
     fi

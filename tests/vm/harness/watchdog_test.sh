@@ -4,7 +4,9 @@
 #   - a test that starts and never reports: the stand-in is stopped and the
 #     reason names the test, and vm_failure_cause reports a hang;
 #   - a guest that never says hello: stopped, and the reason says so;
-#   - a guest that keeps reporting within each step's limit: never stopped.
+#   - a guest that keeps reporting within each step's limit: never stopped;
+#   - a stalled guest's vCPUs are sampled through the QEMU monitor before it is
+#     stopped (a stand-in answers on the monitor's pipe as QEMU 7.2 does).
 # Usage: watchdog_test.sh LIBEXEC_VM_DIR
 set -uo pipefail
 lib=$1/lib
@@ -72,5 +74,45 @@ check "the watch ends after HLVM-DONE" wait_gone "$watcher" 10
 check "a guest that keeps reporting is never stopped" alive "$qemu"
 check "nothing is reported as stalled" test ! -e "$work/progressing/stalled"
 kill "$qemu" 2>/dev/null
+
+# 4. A stalled guest with a monitor: a stand-in answers `info registers -a`,
+# `cpu N` and `x /48gx $esp` on $work/dump/monitor.{in,out} the way QEMU's
+# monitor does (echoing each command with cursor escapes); CPU c is at RIP
+# ffffffff8100000c with RSP ffffc9000000c000, whose words are a return address
+# ffffffff8100100c and a non-text value.
+fake_monitor() {  # fake_monitor DIR
+    local line cur=0 c esc=$'\e[K\e[D'
+    exec >"$1/monitor.out" <"$1/monitor.in"
+    echo "QEMU 7.2.22 monitor - type 'help' for more information"
+    while read -r line; do
+        printf '(qemu) %s%s\r\n' "${line:0:1}$esc" "$line"
+        case $line in
+            "info registers -a")
+                for ((c = 0; c < VM_CPUS; c++)); do
+                    printf 'CPU#%d\r\nRAX=0000000000000001 RBX=0000000000000002\r\n' "$c"
+                    printf 'RSI=0000000000000000 RDI=0000000000000000 RBP=0000000000000000 RSP=ffffc900000%d0000\r\n' "$c"
+                    printf 'RIP=ffffffff8100000%d RFL=00000002 [-------] CPL=0 II=0 A20=1 SMM=0 HLT=0\r\n' "$c"
+                done ;;
+            "cpu "*) cur=${line#cpu } ;;
+            'x /48gx $esp') printf 'ffffc900000%d0000: 0xffffffff8100100%d 0x000000000000002a\r\n' "$cur" "$cur" ;;
+        esac
+    done
+}
+VM_CPUS=4
+mkdir -p "$work/dump"
+mkfifo "$work/dump/monitor.in" "$work/dump/monitor.out"
+fake_monitor "$work/dump" &
+monitor=$!
+watch dump
+printf 'HLVM-HELLO release=x uptime=1\nHLVM-START proxy-nodes timeout=1\n' >>"$work/dump/channel.log"
+check "a stalled guest with a monitor is stopped" wait_gone "$qemu" 30
+dump=$work/dump/stalled-cpus.txt
+for c in 0 1 2 3; do
+    check "CPU $c is sampled three times with its RIP, RSP and stack trail" \
+        test "$(grep -c "^cpu $c rip ffffffff8100000$c rsp ffffc900000${c}0000 stack ffffffff8100100$c\$" "$dump")" = 3
+done
+check "only kernel text addresses make the trail" test "$(grep -c 2a "$dump")" = 0
+kill "$monitor" 2>/dev/null
+wait "$watcher"
 
 exit $failed
