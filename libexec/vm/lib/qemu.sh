@@ -196,8 +196,6 @@ vm_monitor_summary() {
         END { flush() }'
 }
 
-
-
 # vm_boot VMLINUX INITRD WORKDIR TIMEOUT_S LIVE: writes WORKDIR/console.log and
 # WORKDIR/channel.log; sets VM_QEMU_RC to QEMU's exit status (124 = hard timeout).  QEMU runs
 # in the background and is waited for, so a signal's trap runs at once (bash
