@@ -72,15 +72,30 @@ private:
             if (poll(&p, 1, 50) <= 0) continue;
             int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
             if (c < 0) continue;
-            // The request line says what was asked for ("CONNECT host:443", "GET http://host/...").
-            char buf[512] = {};
-            pollfd q{c, POLLIN, 0};
-            ssize_t n = poll(&q, 1, 1000) > 0 ? read(c, buf, sizeof buf - 1) : 0;
-            std::string line(buf, n > 0 ? std::size_t(n) : 0);
-            std::lock_guard<std::mutex> g(mu_);
-            requests_.push_back(line.substr(0, line.find('\r')));
+            std::string line = request_line(c);
             close(c);
+            // Chromium opens spare connections to its proxy and closes them unused
+            // when it exits: a connection that ends without a byte asked for nothing.
+            if (line.empty()) continue;
+            std::lock_guard<std::mutex> g(mu_);
+            requests_.push_back(line);
         }
+    }
+    // The request line says what was asked for ("CONNECT host:443", "GET
+    // http://host/..."). Read until it ends or the peer closes; a connection that
+    // stays open and silent for 10 s is reported, as it may be a request held back.
+    static std::string request_line(int c) {
+        std::string got;
+        char buf[512];
+        for (int waited_ms = 0; waited_ms < 10000 && got.find('\n') == std::string::npos; waited_ms += 50) {
+            pollfd q{c, POLLIN, 0};
+            if (poll(&q, 1, 50) <= 0) continue;
+            ssize_t n = read(c, buf, sizeof buf);
+            if (n <= 0) return got.substr(0, got.find('\r'));
+            got.append(buf, std::size_t(n));
+        }
+        if (got.empty()) return "(a connection that sent nothing for 10 s)";
+        return got.substr(0, got.find_first_of("\r\n"));
     }
     int fd_ = -1;
     int port_ = 0;
