@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "hotline/journal.hpp"
+#include "knob_path_check.hpp"
 
 using namespace hotline;
 namespace fs = std::filesystem;
@@ -29,8 +30,8 @@ public:
         return it == values.end() ? std::string("1") : it->second;
     }
     Status write(KnobKind kind, const std::string& rel, const std::string& v, const std::optional<NetnsRef>&) override {
-        // A path a journal could make hotline write must be one knob_relpath gives.
-        if (rel.empty() || rel.front() == '/' || rel.find("..") != std::string::npos) __builtin_trap();
+        // A path a journal could make hotline write stays beneath its root.
+        if (!knob_path_stays_beneath_root(rel)) __builtin_trap();
         (void)kind;
         values[rel] = v;
         return ok_status();

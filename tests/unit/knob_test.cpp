@@ -25,6 +25,19 @@ TEST(KnobName, SysctlFormsBecomePaths) {
     EXPECT_EQ(knob_display(KnobKind::kSysctl, "net/ipv4/ip_early_demux"), "net.ipv4.ip_early_demux");
 }
 
+// A component that starts with dots is a name ("..pid" is a valid interface
+// name), not a step up: only "." and ".." are refused.  The journal fuzz target
+// once trapped on such a path (corpus/journal/dotted-name-component).
+TEST(KnobName, DotsInsideAComponentAreAName) {
+    auto r = knob_relpath(KnobKind::kSysctl, "net/ipv4/conf/..pid/forwarding");
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(*r, "net/ipv4/conf/..pid/forwarding");
+    r = knob_relpath(KnobKind::kSysctl, "..pid/etc/passwd");
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(*r, "..pid/etc/passwd");  // /proc/sys/..pid/etc/passwd: beneath /proc/sys
+    EXPECT_FALSE(knob_relpath(KnobKind::kSysctl, "net/ipv4/conf/../forwarding"));
+}
+
 TEST(KnobName, HostileNamesAreRefused) {
     const std::vector<std::string> bad = {
         "", "../etc/passwd", "net/../../etc/shadow", "/proc/sys/net/ipv4/ip_early_demux", "net.ipv4.*",
