@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <vector>
 #include <gtest/gtest.h>
@@ -51,6 +52,7 @@ public:
     // Requests other than Chromium's own (its component updater, clock and
     // sign-in services, which it contacts even for about:blank whatever the flags).
     std::vector<std::string> page_requests() const {
+        settle();
         static const std::vector<std::string> kChromiumOwn = {"clients2.google.com", "update.googleapis.com",
                                                               "accounts.google.com", "redirector.gvt1.com",
                                                               "optimizationguide-pa.googleapis.com"};
@@ -66,20 +68,34 @@ public:
     }
 
 private:
+    bool pending() const {
+        pollfd p{fd_, POLLIN, 0};
+        return poll(&p, 1, 0) > 0;
+    }
+    // Until every connection made so far is read: one still in the listen queue
+    // when the requests are taken would be a request missed.
+    void settle() const {
+        for (int i = 0; i < 600 && (busy_ || pending()); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     void accept_loop() {
         while (!stop_) {
             pollfd p{fd_, POLLIN, 0};
             if (poll(&p, 1, 50) <= 0) continue;
+            busy_ = true;
             int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (c < 0) continue;
-            std::string line = request_line(c);
-            close(c);
-            // Chromium opens spare connections to its proxy and closes them unused
-            // when it exits: a connection that ends without a byte asked for nothing.
-            if (line.empty()) continue;
-            std::lock_guard<std::mutex> g(mu_);
-            requests_.push_back(line);
+            if (c >= 0) {
+                record(request_line(c));
+                close(c);
+            }
+            busy_ = false;
         }
+    }
+    void record(const std::string& line) {
+        // Chromium opens spare connections to its proxy and closes them unused
+        // when it exits: a connection that ends without a byte asked for nothing.
+        if (line.empty()) return;
+        std::lock_guard<std::mutex> g(mu_);
+        requests_.push_back(line);
     }
     // The request line says what was asked for ("CONNECT host:443", "GET
     // http://host/..."). Read until it ends or the peer closes; a connection that
@@ -100,6 +116,7 @@ private:
     int fd_ = -1;
     int port_ = 0;
     std::atomic<bool> stop_{false};
+    std::atomic<bool> busy_{false};  // between a pending connection's accept and its record
     mutable std::mutex mu_;
     std::vector<std::string> requests_;
     std::thread thread_;
