@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
 namespace hotline {
 
 namespace {
@@ -27,6 +29,44 @@ Result<nlohmann::json> parse_json_limited(std::string_view text, int max_depth) 
     } catch (const nlohmann::json::exception& e) {
         return make_error(std::string("not valid JSON: ") + e.what(), EINVAL);
     }
+}
+
+namespace {
+
+const nlohmann::json* field(const nlohmann::json& j, const char* key) {
+    if (!j.is_object()) return nullptr;
+    auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+std::string string_or(const nlohmann::json& j, const char* key, std::string fallback) {
+    const auto* v = field(j, key);
+    return v && v->is_string() ? v->get<std::string>() : fallback;
+}
+
+bool bool_or(const nlohmann::json& j, const char* key, bool fallback) {
+    const auto* v = field(j, key);
+    return v && v->is_boolean() ? v->get<bool>() : fallback;
+}
+
+std::optional<std::int64_t> int_field(const nlohmann::json& j, const char* key) {
+    const auto* v = field(j, key);
+    if (!v) return std::nullopt;
+    if (v->is_number_unsigned())
+        return v->get<std::uint64_t>() <= std::uint64_t(INT64_MAX) ? std::optional(std::int64_t(v->get<std::uint64_t>()))
+                                                                    : std::nullopt;
+    if (v->is_number_integer()) return v->get<std::int64_t>();
+    return std::nullopt;
+}
+
+std::optional<std::uint64_t> uint_field(const nlohmann::json& j, const char* key) {
+    const auto* v = field(j, key);
+    if (!v) return std::nullopt;
+    if (v->is_number_unsigned()) return v->get<std::uint64_t>();
+    if (v->is_number_integer() && v->get<std::int64_t>() >= 0) return std::uint64_t(v->get<std::int64_t>());
+    return std::nullopt;
 }
 
 }  // namespace hotline

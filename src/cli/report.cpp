@@ -37,7 +37,8 @@ namespace {
 // verdict, then as named.  Missing ones only leave the layouts out.
 std::optional<nlohmann::json> recording_named_in(const nlohmann::json& verdict, const char* arm,
                                                  const std::string& verdict_path) {
-    const auto& ctx = verdict.value("context", nlohmann::json::object());
+    static const nlohmann::json kNone;
+    const nlohmann::json& ctx = verdict.contains("context") ? verdict["context"] : kNone;
     if (!ctx.contains(arm) || !ctx[arm].is_object() || !ctx[arm].contains("file") || !ctx[arm]["file"].is_string())
         return std::nullopt;
     std::filesystem::path named = ctx[arm]["file"].get<std::string>();
@@ -63,7 +64,7 @@ int run_report(const ReportArgs& a) {
     auto doc = load_json(a.input);
     if (!doc) return fail(doc.error(), kExitUsage);
     HtmlInput in{*doc, a.input, std::nullopt, std::nullopt};
-    if (doc->value("mode", "") == "diff") {
+    if (string_or(*doc, "mode", "") == "diff") {
         in.baseline = recording_named_in(*doc, "baseline", a.input);
         in.candidate = recording_named_in(*doc, "candidate", a.input);
     }

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "hotline/journal.hpp"
@@ -121,14 +122,18 @@ Result<JournalEntry> entry_from_json(const nlohmann::json& j) {
         if (!ns.is_null()) {
             NetnsRef r;
             r.name = ns.value("name", "");
-            r.pid = ns.value("pid", 0);
-            if (r.pid <= 0) {
+            auto pid = ns.contains("pid") ? int_field(ns, "pid") : std::optional<std::int64_t>(0);
+            auto dev = uint_field(ns, "dev"), ino = uint_field(ns, "ino");
+            if (!pid || *pid < 0 || *pid > std::numeric_limits<pid_t>::max() || !dev || !ino)
+                return make_error("malformed journal entry: its netns pid, dev or ino is not an integer in range", EINVAL);
+            r.pid = pid_t(*pid);
+            if (r.pid == 0) {
                 auto chk = parse_netns(r.name);
                 if (!chk) return chk.error();
             }
             e.netns = r;
-            e.nsid.dev = ns.at("dev").get<std::uint64_t>();
-            e.nsid.ino = ns.at("ino").get<std::uint64_t>();
+            e.nsid.dev = *dev;
+            e.nsid.ino = *ino;
         }
     } catch (const nlohmann::json::exception& ex) {
         return make_error(std::string("malformed journal entry: ") + ex.what(), EINVAL);
@@ -335,7 +340,7 @@ std::string unusable_reason(const std::string& path, const std::string& text, nl
     struct stat st {};
     if (lstat(path.c_str(), &st) || !S_ISREG(st.st_mode)) return "it is not a regular file";
     auto parsed = parse_json_limited(text);
-    if (!parsed || !parsed->is_object() || parsed->value("schema", "") != kJournalSchema)
+    if (!parsed || string_or(*parsed, "schema", "") != kJournalSchema)
         return "it is not a hotline journal or is damaged";
     doc = std::move(*parsed);
     if (!doc.contains("entries") || !doc["entries"].is_array()) return "it has no entry list";
@@ -366,8 +371,8 @@ Result<RestoreReport> settle(const std::string& dir, const std::string& boot_id,
     nlohmann::json doc;
     if (auto why = unusable_reason(path, *text, doc); !why.empty())
         return damaged_journal(path, why, archive(dir, "damaged"), nullptr);
-    rep.journal_owner = fmt::format("pid {}: {}", doc.value("pid", 0), doc.value("owner", "?"));
-    if (doc.value("boot_id", "") != boot_id) {
+    rep.journal_owner = fmt::format("pid {}: {}", int_field(doc, "pid").value_or(0), string_or(doc, "owner", "?"));
+    if (string_or(doc, "boot_id", "") != boot_id) {
         auto dest = archive(dir, "stale-boot");
         if (!dest) return dest.error();
         rep.stale_boot = true;

@@ -11,6 +11,7 @@
 
 #include "hotline/charts.hpp"
 #include "hotline/finding_output.hpp"
+#include "hotline/json_limits.hpp"
 #include "hotline/output.hpp"
 #include "hotline/verdict.hpp"
 
@@ -157,7 +158,7 @@ std::string evidence_text(const json& finding) {
 std::string prescription_text(const json& finding) {
     std::string o;
     for (auto& f : member(finding, "fixes"))
-        if (f.is_object() && f.value("prescribed", false))
+        if (bool_or(f, "prescribed", false))
             o += fmt::format("{}{}: {}", o.empty() ? "" : "; ", str(f, "fix"), str(f, "confirm"));
     return o;
 }

@@ -147,6 +147,7 @@ EOF
 mkfifo "$I/fifo.json"
 mkdir "$I/dir.json"
 printf '{"bad": ' >"$I/not-json.json"
+echo '[{"mode":"diff"}]' >"$I/array.json"
 
 # Journal directories an attacker or a careless administrator would give.
 J=$scratch/journals
@@ -195,6 +196,7 @@ refused "diff of a truncated recording" "truncated.json" "$hotline" diff "$I/tru
 refused "diff of another schema" "schema" "$hotline" diff "$I/wrong-schema.json" "$cand" --expect dst-refcnt-false-sharing
 refused "diff of an unknown version" "version" "$hotline" diff "$I/wrong-version.json" "$cand" --expect dst-refcnt-false-sharing
 refused "report of invalid JSON" "not-json.json" "$hotline" report "$I/not-json.json" -o "$out/r.html"
+refused "report of a JSON array" "cannot render a document of schema" "$hotline" report "$I/array.json" -o "$out/r.html"
 refused "diagnose of a FIFO" "not a regular file" "$hotline" diagnose "$I/fifo.json"
 
 # ---------------------------------------------------------------- 3. configs and catalogs

@@ -234,6 +234,24 @@ TEST(JsonLimits, DeepNestingIsRefusedWithoutRecursion) {
     EXPECT_TRUE(parse_json_limited("{\"a\":[[[1]]]}"));
 }
 
+TEST(JsonLimits, TypedFieldReadsNeverThrowNorOverflow) {
+    auto j = nlohmann::json::parse(
+        R"({"s":"x","n":7,"neg":-2,"big":18446744073709551615,"f":1e300,"b":true,"o":{}})");
+    EXPECT_EQ(string_or(j, "s", "d"), "x");
+    EXPECT_EQ(string_or(j, "n", "d"), "d");
+    EXPECT_EQ(string_or(nlohmann::json::array(), "s", "d"), "d");
+    EXPECT_TRUE(bool_or(j, "b", false));
+    EXPECT_FALSE(bool_or(j, "s", false));
+    EXPECT_EQ(int_field(j, "n"), 7);
+    EXPECT_EQ(int_field(j, "neg"), -2);
+    EXPECT_EQ(int_field(j, "big"), std::nullopt);
+    EXPECT_EQ(int_field(j, "f"), std::nullopt);
+    EXPECT_EQ(int_field(j, "missing"), std::nullopt);
+    EXPECT_EQ(uint_field(j, "big"), UINT64_MAX);
+    EXPECT_EQ(uint_field(j, "neg"), std::nullopt);
+    EXPECT_EQ(uint_field(j, "o"), std::nullopt);
+}
+
 TEST(JsonLimits, SyntaxErrorsAreErrorsNotExceptions) {
     for (const char* s : {"", "{", "[1,", "{\"a\":}", "\xff", "nul"}) EXPECT_FALSE(parse_json_limited(s)) << s;
 }

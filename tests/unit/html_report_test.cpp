@@ -141,6 +141,16 @@ TEST(HtmlReport, FindingsWhenTheDocumentHasThem) {
     EXPECT_EQ(page->find("numa-local: hotline validate"), std::string::npos);
 }
 
+TEST(HtmlReport, AWrongTypedPrescribedFlagIsNotAPrescription) {
+    auto doc = fixture("recording.json");
+    doc["analysis"]["diagnosis"]["findings"] = {
+        {{"rule", "r"}, {"fixes", {{{"fix", "numa-local"}, {"prescribed", "yes"}, {"confirm", "hotline validate"}}}}}};
+    auto page = render_html(HtmlInput{doc, "", {}, {}});
+    ASSERT_TRUE(page);
+    EXPECT_EQ(count(*page, "<tr class=\"finding\">"), 1u);
+    EXPECT_EQ(page->find("numa-local: hotline validate"), std::string::npos);
+}
+
 TEST(HtmlReport, DegenerateDocumentsRenderWithoutCharts) {
     auto page = render_html(HtmlInput{{{"schema", "hotline.recording"}}, "", {}, {}});
     ASSERT_TRUE(page);

@@ -575,6 +575,40 @@ TEST(Journal, ADamagedEntryDoesNotStopTheValidOnesFromBeingRestored) {
     EXPECT_TRUE(Journal::open(f.opts, io));
 }
 
+// A field of the wrong type is damage to report, never an exception: the fuzz
+// tier found recover() aborting on a journal whose "schema" was a number.
+TEST(Journal, WrongTypedFieldsAreDamageNotAnAbort) {
+    Fixture f;
+    FsKnobIo io(f.roots);
+    f.d.write("journal/journal.json",
+              R"({"schema":1,"boot_ppp":"hotline.journal","version":1,"tobo_tries":[]})");
+    auto t = recover(f.opts, io);
+    ASSERT_FALSE(t);
+    EXPECT_NE(t.error().message().find("not a hotline journal"), std::string::npos) << t.error().message();
+    EXPECT_FALSE(f.journal_exists());
+
+    nlohmann::json header{{"schema", "hotline.journal"}, {"version", 1}, {"boot_id", 5}, {"pid", "one"},
+                          {"owner", 3}, {"entries", nlohmann::json::array()}};
+    f.d.write("journal/journal.json", header.dump());
+    auto stale = recover(f.opts, io);
+    ASSERT_TRUE(stale) << stale.error().message();
+    EXPECT_TRUE(stale->stale_boot);
+    EXPECT_EQ(stale->journal_owner, "pid 0: ?");
+
+    f.d.write("proc/sys/net/ipv4/ip_early_demux", "0\n");
+    nlohmann::json good{{"kind", "sysctl"}, {"name", "net.ipv4.ip_early_demux"}, {"scope", "global"},
+                        {"fix", "x"}, {"old", "1"}, {"new", "0"}, {"netns", nullptr}};
+    nlohmann::json float_pid{{"kind", "sysctl"}, {"name", "net.ipv4.tcp_ecn"}, {"scope", "netns"}, {"old", "1"},
+                             {"new", "0"}, {"netns", {{"name", ""}, {"pid", 1e300}, {"dev", 1}, {"ino", -1.5e300}}}};
+    nlohmann::json doc{{"schema", "hotline.journal"}, {"version", 1}, {"boot_id", "aaaa-1111"}, {"pid", 1},
+                       {"owner", "x"}, {"entries", {good, float_pid}}};
+    f.d.write("journal/journal.json", doc.dump());
+    auto r = recover(f.opts, io);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find("not an integer in range"), std::string::npos) << r.error().message();
+    EXPECT_EQ(f.val("net/ipv4/ip_early_demux"), "1");
+}
+
 TEST(Journal, APlantedTempFileSymlinkIsNotFollowed) {
     Fixture f;
     f.d.write("victim", "precious\n");
