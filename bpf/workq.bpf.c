@@ -15,12 +15,12 @@ struct {
 	__type(value, struct hl_workq_counts);
 } workq SEC(".maps");
 
-/* work->func -> queued count; per-CPU values, so an existing key never shares a write. */
+/* Queued work by work function (hl_work_funcs: a per-CPU set-associative table). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);
-	__type(value, __u64);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hl_work_funcs);
 } work_funcs SEC(".maps");
 
 /* A queued work item and when it was queued. */
@@ -51,20 +51,53 @@ static __always_inline struct hl_workq_counts *hl_workq(void)
 	return bpf_map_lookup_elem(&workq, &zero);
 }
 
-/* The slot of a work item and its address as a plain number (`*key`): a tp_btf
- * argument is a typed pointer, on which the verifier allows no shifts or
- * multiplies, and a probe read of the stack copy gives back the same bits as a
- * number (a hot line, where a scratch word in a map would be one more cold one).
- * Shifted by 3, not 6: work items sharing a cache line are common (two in one
- * structure) and must not share a slot. */
-static __always_inline struct hl_queued *hl_queued_slot(struct work_struct *work, __u64 *key)
+/* A pointer as a plain number: the verifier allows no shifts or multiplies on a
+ * tp_btf argument or a pointer loaded through it (work->func included); a store
+ * to map memory and a load back give the same bits as a number.  The scratch
+ * word shares the line of the counters both programs write anyway, so it costs
+ * no extra line. */
+static __always_inline __u64 hl_number(struct hl_workq_counts *w, __u64 ptr)
 {
-	__u32 slot;
+	w->scratch = ptr;
+	barrier();
+	return *(volatile __u64 *)&w->scratch;
+}
 
-	*key = 0;
-	bpf_probe_read_kernel(key, sizeof(*key), &work);
-	slot = (((*key >> 3) * 0x9E3779B97F4A7C15ULL) >> 32) & (HL_QUEUED_SLOTS - 1);
+/* The slot of a work item by its address.  Shifted by 3, not 6: work items
+ * sharing a cache line are common (two in one structure) and must not share a
+ * slot. */
+static __always_inline struct hl_queued *hl_queued_slot(__u64 key)
+{
+	__u32 slot = (((key >> 3) * 0x9E3779B97F4A7C15ULL) >> 32) & (HL_QUEUED_SLOTS - 1);
+
 	return bpf_map_lookup_elem(&queued_at, &slot);
+}
+
+/* One more queued item of `func` on this CPU: its way in its set, a free way, or
+ * `other` when the set is full. */
+static __always_inline void hl_count_work_func(__u64 func)
+{
+	__u32 zero = 0, set, i;
+	struct hl_work_funcs *t = bpf_map_lookup_elem(&work_funcs, &zero);
+	struct hl_work_func *e;
+
+	if (!t)
+		return;
+	set = (((func >> 4) * 0x9E3779B97F4A7C15ULL) >> 32) & (HL_WORK_FUNC_SETS - 1);
+#pragma unroll
+	for (i = 0; i < HL_WORK_FUNC_WAYS; i++) {
+		e = &t->e[set * HL_WORK_FUNC_WAYS + i];
+		if (e->func == func) {
+			e->queued++;
+			return;
+		}
+		if (!e->func) {
+			e->func = func;
+			e->queued = 1;
+			return;
+		}
+	}
+	t->other++;
 }
 
 SEC("tp_btf/workqueue_queue_work")
@@ -72,7 +105,7 @@ int BPF_PROG(hl_wq_queue, int req_cpu, struct pool_workqueue *pwq, struct work_s
 {
 	struct hl_workq_counts *w = hl_workq();
 	struct hl_queued *q;
-	__u64 func, one = 1, key, *n;
+	__u64 key;
 
 	if (!w)
 		return 0;
@@ -80,13 +113,9 @@ int BPF_PROG(hl_wq_queue, int req_cpu, struct pool_workqueue *pwq, struct work_s
 	if (req_cpu >= 0 && req_cpu < hl_nr_cpus && req_cpu != bpf_get_smp_processor_id())
 		w->remote++;
 	/* The caller just wrote the work item: a direct load is a cache hit. */
-	func = (__u64)work->func;
-	n = bpf_map_lookup_elem(&work_funcs, &func);
-	if (n)
-		(*n)++;
-	else
-		bpf_map_update_elem(&work_funcs, &func, &one, BPF_NOEXIST);
-	q = hl_queued_slot(work, &key);
+	hl_count_work_func(hl_number(w, (__u64)work->func));
+	key = hl_number(w, (__u64)work);
+	q = hl_queued_slot(key);
 	if (q) {
 		q->at_ns = bpf_ktime_get_ns();
 		q->work = key;
@@ -104,7 +133,8 @@ int BPF_PROG(hl_wq_execute, struct work_struct *work)
 	if (!w)
 		return 0;
 	w->executed++;
-	q = hl_queued_slot(work, &key);
+	key = hl_number(w, (__u64)work);
+	q = hl_queued_slot(key);
 	if (!q || q->work != key) {
 		w->lat_lost++;
 		return 0;

@@ -17,6 +17,18 @@ std::uint64_t HandoffCounters::total(const std::vector<std::uint64_t>& v) const 
     return s;
 }
 
+std::map<std::uint64_t, std::uint64_t> sum_work_funcs(const std::vector<hl_work_funcs>& per_cpu,
+                                                      std::uint64_t& other) {
+    std::map<std::uint64_t, std::uint64_t> by_func;
+    other = 0;
+    for (const hl_work_funcs& t : per_cpu) {
+        for (const hl_work_func& e : t.e)
+            if (e.func && e.queued) by_func[e.func] += e.queued;
+        other += t.other;
+    }
+    return by_func;
+}
+
 std::vector<HotObject> top_objects(const std::vector<HotObject>& objs, std::size_t n) {
     std::vector<HotObject> v;
     for (auto& o : objs)

@@ -163,20 +163,18 @@ Status CounterReader::read_workq(const LoadedObject& workq, Snapshot& s) const {
         if (cpu < 0) continue;
         add_cpu_value(w, kWorkqFields, AbiSource::kWorkqCounts, &(*vals)[std::size_t(i)], cpu);
     }
-    int fd = workq.map_fd("work_funcs");
-    std::uint64_t k = 0, next = 0;
-    std::vector<std::uint64_t> per(static_cast<std::size_t>(ncpu()));
-    bool first = true;
-    while (bpf_map_get_next_key(fd, first ? nullptr : &k, &next) == 0) {
-        first = false;
-        k = next;
-        if (bpf_map_lookup_elem(fd, &k, per.data())) continue;
-        std::uint64_t n = 0;
-        for (auto x : per) n += x;
-        std::string name = ksyms_ ? ksyms_->symbolize(k).value_or("") : "";
-        if (name.empty()) name = "(unknown function)";
-        w.funcs[name] += n;
+    return read_work_funcs(workq, w);
+}
+
+Status CounterReader::read_work_funcs(const LoadedObject& workq, WorkqCounters& w) const {
+    auto tables = lookup_percpu<hl_work_funcs>(workq.map_fd("work_funcs"), ncpu(), "work function counts");
+    if (!tables) return tables.error();
+    std::uint64_t other = 0;
+    for (auto [func, n] : sum_work_funcs(*tables, other)) {
+        std::string name = ksyms_ ? ksyms_->symbolize(func).value_or("") : "";
+        w.funcs[name.empty() ? "(unknown function)" : name] += n;
     }
+    if (other) w.funcs["(other functions)"] += other;
     return ok_status();
 }
 

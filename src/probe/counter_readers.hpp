@@ -27,6 +27,7 @@ public:
     Status read_sampling(const LoadedObject& sampling, const std::vector<SampledTarget>& sampled, Snapshot& s) const;
 
 private:
+    Status read_work_funcs(const LoadedObject& workq, WorkqCounters& w) const;
     Status read_handoffs(const Attached& a, TargetCounters& c, std::vector<HotObject>& objects) const;
     void scan_owners(const Attached& a, std::uint32_t capacity, std::vector<HotObject>& objects,
                      std::uint64_t* live) const;

@@ -64,6 +64,20 @@ TEST(Metrics, DeltaSubtractsPerCpuAndCost) {
     EXPECT_EQ(iv.d.cost[0].run_cnt, 0u);
 }
 
+TEST(Metrics, WorkFunctionTablesSumByFunctionOverCpus) {
+    std::vector<hl_work_funcs> per_cpu(2);  // 16 KiB each: on the heap
+    per_cpu[0].e[7] = {0xffffffff81000010, 3};
+    per_cpu[0].e[8] = {0xffffffff81000020, 1};
+    per_cpu[0].e[9] = {0xffffffff81000030, 0};  // set up but not counted since: not listed
+    per_cpu[1].e[300] = {0xffffffff81000010, 4};  // the same function in another CPU's table
+    per_cpu[0].other = 2;
+    per_cpu[1].other = 5;
+    std::uint64_t other = 99;
+    auto by_func = sum_work_funcs(per_cpu, other);
+    EXPECT_EQ(by_func, (std::map<std::uint64_t, std::uint64_t>{{0xffffffff81000010, 7}, {0xffffffff81000020, 1}}));
+    EXPECT_EQ(other, 7u);
+}
+
 TEST(Text, IntervalTablePerNodeAndPerCpu) {
     auto iv = delta(snap(0, {0, 0, 0, 0}, 0), snap(2, {10, 30, 100, 0}, 0));
     std::ostringstream os;

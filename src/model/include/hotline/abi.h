@@ -93,10 +93,28 @@ struct hl_workq_counts {
 	hl_u64 queued;       /* workqueue_queue_work on this CPU */
 	hl_u64 remote;       /* of which for another CPU */
 	hl_u64 executed;     /* workqueue_execute_start on this CPU */
+	hl_u64 scratch;      /* BPF side only, next to the hot counters: a typed pointer as a plain number */
 	hl_u64 lat_count;    /* queue -> execute latencies recorded */
 	hl_u64 lat_sum_ns;
 	hl_u64 lat_lost;     /* execute without a recorded queue (map full, attached mid-flight) */
 	hl_u64 hist[HL_HIST_SLOTS];
+};
+
+/* Per-CPU counts of queued work by work function (value of the `work_funcs`
+ * per-CPU array, key 0): a set-associative table, a function's set picked by a
+ * hash of its address, 4 ways of 16 bytes so that a set spans one or two cache
+ * lines (per-CPU values are 8-byte aligned).  Only the owning CPU writes it, so
+ * no lock: a queue touches one set, where a hash map took a bucket, an element
+ * and its per-CPU value, each a cold line at workqueue rates. */
+#define HL_WORK_FUNC_WAYS 4
+#define HL_WORK_FUNC_SETS 256 /* power of two */
+struct hl_work_func {
+	hl_u64 func;   /* work function address, 0: free way */
+	hl_u64 queued;
+};
+struct hl_work_funcs {
+	struct hl_work_func e[HL_WORK_FUNC_SETS * HL_WORK_FUNC_WAYS];
+	hl_u64 other; /* queued work of functions whose set was full */
 };
 
 /* Per-CPU latency counters of one watched target (value of the `counts` per-CPU
@@ -132,7 +150,8 @@ struct hl_sample_counts {
 #ifdef __cplusplus
 static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
 static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
-static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
+static_assert(sizeof(struct hl_workq_counts) == 8 * (8 + HL_HIST_SLOTS), "hl_workq_counts layout");
+static_assert(sizeof(struct hl_work_funcs) == 16 * HL_WORK_FUNC_SETS * HL_WORK_FUNC_WAYS + 8, "hl_work_funcs layout");
 static_assert(sizeof(struct hl_counts) == 8 * (3 + HL_HIST_SLOTS), "hl_counts layout");
 static_assert(sizeof(struct hl_hits) == 16 * HL_MAX_TARGETS, "hl_hits layout");
 static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");
@@ -141,7 +160,8 @@ static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS)
 #else
 _Static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
 _Static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
-_Static_assert(sizeof(struct hl_workq_counts) == 8 * (7 + HL_HIST_SLOTS), "hl_workq_counts layout");
+_Static_assert(sizeof(struct hl_workq_counts) == 8 * (8 + HL_HIST_SLOTS), "hl_workq_counts layout");
+_Static_assert(sizeof(struct hl_work_funcs) == 16 * HL_WORK_FUNC_SETS * HL_WORK_FUNC_WAYS + 8, "hl_work_funcs layout");
 _Static_assert(sizeof(struct hl_counts) == 8 * (3 + HL_HIST_SLOTS), "hl_counts layout");
 _Static_assert(sizeof(struct hl_hits) == 16 * HL_MAX_TARGETS, "hl_hits layout");
 _Static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stack layout");

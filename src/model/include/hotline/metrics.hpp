@@ -250,6 +250,11 @@ inline constexpr Field<Snapshot> kSampleFields[] = {
      .fold = Fold::kByNode},
 };
 
+// Queued work by function address over every CPU's work-function table; queued
+// work of functions whose set was full adds to `other`.
+std::map<std::uint64_t, std::uint64_t> sum_work_funcs(const std::vector<hl_work_funcs>& per_cpu,
+                                                      std::uint64_t& other);
+
 // Objects ordered by cross-node handoffs, then all handoffs; at most n.
 std::vector<HotObject> top_objects(const std::vector<HotObject>& objs, std::size_t n);
 
