@@ -57,6 +57,24 @@ static __always_inline __u32 hl_log2(__u64 v)
 		hl_inc_clamped(hist, __d ? hl_log2(__d) : 0);          \
 	} while (0)
 
+/* A pointer as a plain number: the verifier allows no shifts or multiplies on a
+ * fentry or tp_btf argument, or on a pointer loaded through one (work->func); a
+ * store to map memory and a load back give the same bits as a number.  `scratch`
+ * is a word on a line the caller writes anyway, so the round trip costs no line. */
+static __always_inline __u64 hl_as_number(__u64 *scratch, __u64 ptr)
+{
+	*scratch = ptr;
+	barrier();
+	return *(volatile __u64 *)scratch;
+}
+
+/* A multiplicative (Fibonacci) hash of an address, in the low 32 bits of the
+ * result; the address's low `align_bits` bits are dropped first. */
+static __always_inline __u64 hl_addr_hash(__u64 addr, __u32 align_bits)
+{
+	return ((addr >> align_bits) * 0x9E3779B97F4A7C15ULL) >> 32;
+}
+
 /* 1 if an skb's _skb_refdst holds a reference on its dst (set, noref bit
  * clear), else 0, without a branch: whether an skb holds one is not predictable. */
 static __always_inline __u64 hl_dst_refcounted(unsigned long refdst)

@@ -68,13 +68,8 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 	hc = bpf_map_lookup_elem(&handoffs, &zero);
 	if (!hc)
 		return;
-	/* fentry and tp_btf arguments are typed pointers, on which the verifier
-	 * allows no shifts or multiplies; a round trip through map memory gives
-	 * back the same bits as a plain number. */
-	hc->scratch = obj;
-	barrier();
-	obj = *(volatile __u64 *)&hc->scratch;
-	h = ((obj >> 6) * 0x9E3779B97F4A7C15ULL) >> 32;
+	obj = hl_as_number(&hc->scratch, obj);
+	h = hl_addr_hash(obj, 6);
 	/* Sample whole objects, not hits, so every touch of a tracked object counts. */
 	if (hl_handoff_sample > 1 && (h >> 16) % hl_handoff_sample)
 		return;

@@ -51,24 +51,12 @@ static __always_inline struct hl_workq_counts *hl_workq(void)
 	return bpf_map_lookup_elem(&workq, &zero);
 }
 
-/* A pointer as a plain number: the verifier allows no shifts or multiplies on a
- * tp_btf argument or a pointer loaded through it (work->func included); a store
- * to map memory and a load back give the same bits as a number.  The scratch
- * word shares the line of the counters both programs write anyway, so it costs
- * no extra line. */
-static __always_inline __u64 hl_number(struct hl_workq_counts *w, __u64 ptr)
-{
-	w->scratch = ptr;
-	barrier();
-	return *(volatile __u64 *)&w->scratch;
-}
-
 /* The slot of a work item by its address.  Shifted by 3, not 6: work items
  * sharing a cache line are common (two in one structure) and must not share a
  * slot. */
 static __always_inline struct hl_queued *hl_queued_slot(__u64 key)
 {
-	__u32 slot = (((key >> 3) * 0x9E3779B97F4A7C15ULL) >> 32) & (HL_QUEUED_SLOTS - 1);
+	__u32 slot = hl_addr_hash(key, 3) & (HL_QUEUED_SLOTS - 1);
 
 	return bpf_map_lookup_elem(&queued_at, &slot);
 }
@@ -83,7 +71,7 @@ static __always_inline void hl_count_work_func(__u64 func)
 
 	if (!t)
 		return;
-	set = (((func >> 4) * 0x9E3779B97F4A7C15ULL) >> 32) & (HL_WORK_FUNC_SETS - 1);
+	set = hl_addr_hash(func, 4) & (HL_WORK_FUNC_SETS - 1);
 #pragma unroll
 	for (i = 0; i < HL_WORK_FUNC_WAYS; i++) {
 		e = &t->e[set * HL_WORK_FUNC_WAYS + i];
@@ -113,8 +101,8 @@ int BPF_PROG(hl_wq_queue, int req_cpu, struct pool_workqueue *pwq, struct work_s
 	if (req_cpu >= 0 && req_cpu < hl_nr_cpus && req_cpu != bpf_get_smp_processor_id())
 		w->remote++;
 	/* The caller just wrote the work item: a direct load is a cache hit. */
-	hl_count_work_func(hl_number(w, (__u64)work->func));
-	key = hl_number(w, (__u64)work);
+	hl_count_work_func(hl_as_number(&w->scratch, (__u64)work->func));
+	key = hl_as_number(&w->scratch, (__u64)work);
 	q = hl_queued_slot(key);
 	if (q) {
 		q->at_ns = bpf_ktime_get_ns();
@@ -133,7 +121,7 @@ int BPF_PROG(hl_wq_execute, struct work_struct *work)
 	if (!w)
 		return 0;
 	w->executed++;
-	key = hl_number(w, (__u64)work);
+	key = hl_as_number(&w->scratch, (__u64)work);
 	q = hl_queued_slot(key);
 	if (!q || q->work != key) {
 		w->lat_lost++;

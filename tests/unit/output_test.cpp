@@ -68,7 +68,7 @@ TEST(Metrics, WorkFunctionTablesSumByFunctionOverCpus) {
     std::vector<hl_work_funcs> per_cpu(2);  // 16 KiB each: on the heap
     per_cpu[0].e[7] = {0xffffffff81000010, 3};
     per_cpu[0].e[8] = {0xffffffff81000020, 1};
-    per_cpu[0].e[9] = {0xffffffff81000030, 0};  // set up but not counted since: not listed
+    per_cpu[0].e[9] = {0xffffffff81000030, 0};  // a way taken, its first count not yet stored: not listed
     per_cpu[1].e[300] = {0xffffffff81000010, 4};  // the same function in another CPU's table
     per_cpu[0].other = 2;
     per_cpu[1].other = 5;
