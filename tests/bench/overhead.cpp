@@ -329,11 +329,14 @@ struct TriggerRow {
 using TriggerRows = std::map<std::string, TriggerRow>;
 
 // What runs on signal_generate while a batch is timed: nothing, one of the
-// bench's BPF bodies, or perf counting the tracepoint.
+// bench's BPF bodies, or perf counting the tracepoint.  `run_stats`: timed with
+// the kernel's run statistics on, as a session runs its programs, so that the
+// difference to the same body without them is their price per program run.
 struct TriggerVariant {
     const char* name;
     bpf_program* prog;
     bool perf;
+    bool run_stats = false;
 };
 const char* kTriggerEvent = "signal:signal_generate";
 
@@ -386,7 +389,7 @@ Result<double> time_under_prog(TriggerRig& rig, const TriggerVariant& v, Trigger
     auto s0 = prog_run_stats(fd).value_or(ProgRunStats{});
     auto ns = time_batches(rig);
     auto s1 = prog_run_stats(fd).value_or(ProgRunStats{});
-    if (s1.run_cnt > s0.run_cnt && rig.notes.empty())
+    if (!v.run_stats && s1.run_cnt > s0.run_cnt && rig.notes.empty())
         rig.notes.push_back("BPF run statistics stay on without this bench (another process or "
                             "kernel.bpf_stats_enabled): the BPF timings include their clock reads");
     if (ns && g_run_stats.on()) {
@@ -405,7 +408,8 @@ Status trigger_round(TriggerRig& rig, const std::vector<TriggerVariant>& vs, int
     std::map<std::string, double> ns;
     for (std::size_t i = 0; i < vs.size(); ++i) {
         const TriggerVariant& v = vs[(i + std::size_t(round)) % vs.size()];
-        g_run_stats.off();  // every variant is timed without them
+        g_run_stats.off();  // every variant but the one that prices them is timed without them
+        if (v.run_stats && !g_run_stats.on()) return make_error(std::string(v.name) + ": BPF_ENABLE_STATS", errno);
         Result<double> r = v.perf ? time_under_perf(rig) : v.prog ? time_under_prog(rig, v, out[v.name]) : time_batches(rig);
         if (!r) return make_error(fmt::format("{}: {}", v.name, r.error().message()), r.error().err);
         ns[v.name] = *r;
@@ -445,7 +449,8 @@ Result<TriggerRows> run_trigger(int rounds, int batches, bool with_perf, std::ve
     std::vector<TriggerVariant> vs = {{"none", nullptr, false},
                                       {"empty", s->progs.hl_trig_empty, false},
                                       {"count", s->progs.hl_trig_count, false},
-                                      {"handoff", s->progs.hl_trig_handoff, false}};
+                                      {"handoff", s->progs.hl_trig_handoff, false},
+                                      {"empty+stats", s->progs.hl_trig_empty, false, true}};
     if (with_perf) vs.push_back({"perf", nullptr, true});
     TriggerRows out;
     Status st = ok_status();
@@ -469,7 +474,7 @@ void print_trigger_row(const char* v, TriggerRow& row, double empty_run, json& j
     Spread t = spread(row.ns_per_trigger), o = spread(row.overhead), rs = spread(row.ns_per_run);
     double ratio = empty_run > 0 && rs.n ? rs.median / empty_run : 0;
     double budget = cost_budget(v);
-    fmt::print("{:<9} {:>24} {:>24} {:>24} {:>14} {:>8}{}\n", v, fmt_spread(t), o.n ? fmt_spread(o) : "-",
+    fmt::print("{:<12} {:>24} {:>24} {:>24} {:>14} {:>8}{}\n", v, fmt_spread(t), o.n ? fmt_spread(o) : "-",
                rs.n ? fmt_spread(rs) : "-", ratio > 0 && std::string(v) != "empty" ? fmt::format("{:.2f}", ratio) : "",
                budget > 0 ? fmt::format("<={:.1f}", budget) : "", budget > 0 && ratio > budget ? "  MISSED" : "");
     if (budget > 0) check(fmt::format("trigger {} ns/hit x empty", v), ratio, budget);
@@ -510,6 +515,24 @@ json print_session_programs(const std::string& scen, const std::vector<RunResult
     return out;
 }
 
+// The kernel's run statistics (BPF_ENABLE_STATS, on in every session for its cost
+// report) read the clock twice around each program run, outside the run time they
+// record: the loss section adds this price to the programs' own account.
+double g_run_stats_price_ns = 0;
+
+// The same empty body timed with and without run statistics in each round: the
+// median of the per-round differences.
+void print_run_stats_price(const TriggerRow& without, const TriggerRow& with, json& jt) {
+    std::vector<double> d;
+    for (std::size_t i = 0; i < without.ns_per_trigger.size() && i < with.ns_per_trigger.size(); ++i)
+        d.push_back(with.ns_per_trigger[i] - without.ns_per_trigger[i]);
+    if (d.empty()) return;
+    Spread p = spread(d);
+    g_run_stats_price_ns = std::max(0.0, p.median);
+    fmt::print("  run statistics' price per program run (empty+stats - empty, per round): {}\n", fmt_spread(p));
+    jt.push_back({{"program", "run statistics' price"}, {"run_stats_price_ns_per_run", to_json(p)}});
+}
+
 json trigger_section(bool smoke, int pairs, bool perf) {
     int rounds = smoke ? 2 : std::max(10, pairs);
     std::vector<std::string> notes;
@@ -524,14 +547,15 @@ json trigger_section(bool smoke, int pairs, bool perf) {
         failed("trigger: " + tr.error().message());
         return jt;
     }
-    fmt::print("{:<9} {:>24} {:>24} {:>24} {:>14} {:>8}\n", "variant", "ns/trigger", "added ns/hit", "run stats ns/hit",
+    fmt::print("{:<12} {:>24} {:>24} {:>24} {:>14} {:>8}\n", "variant", "ns/trigger", "added ns/hit", "run stats ns/hit",
                "x empty", "target");
     // The ratio to empty uses the programs' own run time: the added CPU time is
     // right in kind but rides on the ~1 us signal path and its noise.
     double empty_run = spread((*tr)["empty"].ns_per_run).median;
-    for (const char* v : {"none", "empty", "count", "handoff", "perf"})
+    for (const char* v : {"none", "empty", "count", "handoff", "empty+stats", "perf"})
         if (tr->count(v)) print_trigger_row(v, (*tr)[v], empty_run, jt);
     for (auto& n : notes) fmt::print("  note: {}\n", n);
+    print_run_stats_price((*tr)["empty"], (*tr)["empty+stats"], jt);
     if (perf) {
         g_count_vs_perf = {spread((*tr)["count"].overhead).median, spread((*tr)["perf"].overhead).median};
         fmt::print("  added ns per hit, hotline's counting program / perf stat -e {} -a: {:.1f} / {:.1f} = {:.2f}\n",
@@ -546,7 +570,7 @@ json trigger_section(bool smoke, int pairs, bool perf) {
 // workload threads' CPU per operation; with a session open, the run time of all
 // its programs over the same window, per operation.
 struct LossRun {
-    double rate = 0, cpu_ns_per_op = 0, bpf_ns_per_op = 0;
+    double rate = 0, cpu_ns_per_op = 0, bpf_ns_per_op = 0, bpf_runs_per_op = 0;
 };
 
 Result<LossRun> loss_run(Scenario& sc, const Session* s) {
@@ -569,9 +593,13 @@ Result<LossRun> loss_run(Scenario& sc, const Session* s) {
     if (s) {
         auto b = s->read();
         if (!b) return b.error();
-        std::uint64_t ns = 0;
-        for (auto& c : delta(*a, *b).d.cost) ns += c.run_time_ns;
+        std::uint64_t ns = 0, runs = 0;
+        for (auto& c : delta(*a, *b).d.cost) {
+            ns += c.run_time_ns;
+            runs += c.run_cnt;
+        }
         lr.bpf_ns_per_op = double(ns) / ops;
+        lr.bpf_runs_per_op = double(runs) / ops;
     }
     return lr;
 }
@@ -615,9 +643,12 @@ Pct paired_change(const std::vector<std::pair<LossRun, LossRun>>& pairs, double 
 
 // The kernel's own account: the programs' run time per operation over the
 // workload's CPU per operation without them (each session round against itself).
-Pct bpf_share(const std::vector<std::pair<LossRun, LossRun>>& pairs) {
+Pct bpf_share(const std::vector<std::pair<LossRun, LossRun>>& pairs, double extra_ns_per_run = 0) {
     std::vector<double> v;
-    for (auto& pr : pairs) v.push_back(pr.second.bpf_ns_per_op / (pr.second.cpu_ns_per_op - pr.second.bpf_ns_per_op) * 100);
+    for (auto& [without, with] : pairs) {
+        double ns = extra_ns_per_run > 0 ? with.bpf_runs_per_op * extra_ns_per_run : with.bpf_ns_per_op;
+        v.push_back(ns / (with.cpu_ns_per_op - with.bpf_ns_per_op) * 100);
+    }
     MeanCi m = mean_ci95(v);
     return {m.mean, m.low(), m.high()};
 }
@@ -665,6 +696,14 @@ json report_loss(const LossResult& lr, double secs) {
     fmt::print("{} ({} pairs of {:.1f} s runs):\n", lr.scenario, lr.pairs.size(), secs);
     fmt::print("  loss: CPU per operation added {}\n", fmt_pct(lr.cpu_per_op));
     fmt::print("  BPF run time per operation    {}  (the kernel's run statistics, same runs)\n", fmt_pct(lr.bpf));
+    std::optional<Pct> stats;
+    if (g_run_stats_price_ns > 0) {
+        stats = bpf_share(lr.pairs, g_run_stats_price_ns);
+        fmt::print("  run statistics' clock reads   {}  (program runs per operation x the trigger's {:.1f} ns)\n",
+                   fmt_pct(*stats), g_run_stats_price_ns);
+    } else {
+        fmt::print("  run statistics' clock reads   not priced (the trigger section prices them: --only trigger,loss)\n");
+    }
     fmt::print("  throughput lost               {}  (moves with the machine's other load)\n", fmt_pct(lr.throughput));
     bool agree = lr.bpf.estimate >= lr.cpu_per_op.low - lr.bpf.half_width() &&
                  lr.bpf.estimate <= lr.cpu_per_op.high + lr.bpf.half_width();
@@ -682,11 +721,12 @@ json report_loss(const LossResult& lr, double secs) {
               {"throughput_loss_pct", to_json(lr.throughput)}, {"cpu_per_op_added_pct", to_json(lr.cpu_per_op)},
               {"bpf_run_time_pct", to_json(lr.bpf)}, {"kernel_account_agrees", agree},
               {"sample_hz", g_loss_session.sample_freq}};
+    if (stats) j["run_stats_price_pct"] = to_json(*stats);
     json rounds = json::array();
     for (auto& [without, with] : lr.pairs)
         rounds.push_back({{"rate_without", without.rate}, {"rate_with", with.rate},
                           {"cpu_ns_per_op_without", without.cpu_ns_per_op}, {"cpu_ns_per_op_with", with.cpu_ns_per_op},
-                          {"bpf_ns_per_op", with.bpf_ns_per_op}});
+                          {"bpf_ns_per_op", with.bpf_ns_per_op}, {"bpf_runs_per_op", with.bpf_runs_per_op}});
     j["rounds"] = rounds;
     return j;
 }
@@ -1212,7 +1252,7 @@ int main(int argc, char** argv) {
     // with a goal ran (--only cost).
     // An idle machine's busy share may be 0.
     FigureRules rules{{"added_ns_per_hit", "throughput_loss_pct", "cpu_per_op_added_pct", "bpf_run_time_pct",
-                       "busy_pct_before"},
+                       "run_stats_price_pct", "run_stats_price_ns_per_run", "busy_pct_before"},
                       {"missed", "notes", "summary"}};
     return finish("bench_overhead", out, json_path, sections, g_failures, rules);
 }
