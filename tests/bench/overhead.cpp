@@ -643,10 +643,13 @@ Pct paired_change(const std::vector<std::pair<LossRun, LossRun>>& pairs, double 
 
 // The kernel's own account: the programs' run time per operation over the
 // workload's CPU per operation without them (each session round against itself).
-Pct bpf_share(const std::vector<std::pair<LossRun, LossRun>>& pairs, double extra_ns_per_run = 0) {
+// With `ns_per_run` set, the same share for a price paid on every program run
+// instead of the run time (the run statistics' clock reads).
+Pct bpf_share(const std::vector<std::pair<LossRun, LossRun>>& pairs, double ns_per_run = 0) {
     std::vector<double> v;
-    for (auto& [without, with] : pairs) {
-        double ns = extra_ns_per_run > 0 ? with.bpf_runs_per_op * extra_ns_per_run : with.bpf_ns_per_op;
+    for (auto& pr : pairs) {
+        const LossRun& with = pr.second;
+        double ns = ns_per_run > 0 ? with.bpf_runs_per_op * ns_per_run : with.bpf_ns_per_op;
         v.push_back(ns / (with.cpu_ns_per_op - with.bpf_ns_per_op) * 100);
     }
     MeanCi m = mean_ci95(v);
