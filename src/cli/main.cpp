@@ -33,7 +33,7 @@ void add_record_options(CLI::App* r, RecordArgs& rec) {
     r->add_option("-t,--targets", rec.targets, "Targets (comma list); default: all built-in")->delimiter(',');
     r->add_flag("--per-cpu", rec.per_cpu, "Print a table per CPU instead of per NUMA node");
     r->add_option("-m,--mechanism", rec.mechanism, kMechanismHelp);
-    r->add_option("--workload", rec.workload, "Built-in workload while recording: churn (loopback connect/write/close per CPU), churn-split (each connection served on the next CPU), none");
+    r->add_option("--workload", rec.workload, "Built-in workload while recording: churn (loopback connect/write/close per CPU), churn-split (each connection served on the next CPU, the client waiting for its close), none");
     r->add_option("--workload-cpus", rec.workload_cpus, "CPUs for the built-in workload (default: all)");
     r->add_option("-F,--sample-freq", rec.sample_freq,
                   fmt::format("Sampling frequency per CPU in Hz (default {})", rec.sample_freq));

@@ -96,7 +96,8 @@ bool pin(int cpu) {
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
-// split mode: accepts on its own CPU, reads each connection to EOF, closes.
+// split mode: accepts on its own CPU, reads each connection to EOF, closes,
+// which is the client's cue for its next connection (run_worker).
 void run_server(ChurnWorkload::Worker* w, int cpu, const ChurnOptions opts, std::atomic<bool>* stop) {
     if (!pin(cpu)) return;
     std::vector<char> buf(std::size_t(opts.msg_size) * 4);
@@ -108,6 +109,21 @@ void run_server(ChurnWorkload::Worker* w, int cpu, const ChurnOptions opts, std:
         while (read(s, buf.data(), buf.size()) > 0) {
         }
         close(s);
+    }
+}
+
+// Reads until the peer closes; gives up once `stop` is set, because a server
+// that has stopped leaves the last connection unaccepted.
+void await_close(int fd, std::vector<char>& buf, const std::atomic<bool>& stop) {
+    for (;;) {
+        pollfd p{fd, POLLIN, 0};
+        int r = poll(&p, 1, 100);
+        if (r < 0 && errno != EINTR) return;
+        if (r <= 0) {
+            if (stop.load(std::memory_order_relaxed)) return;
+            continue;
+        }
+        if (read(fd, buf.data(), buf.size()) <= 0) return;
     }
 }
 
@@ -140,6 +156,12 @@ void run_worker(ChurnWorkload::Worker* w, const ChurnOptions opts, std::atomic<b
         if (opts.split) {
             for (int i = 0; i < opts.writes_per_conn; ++i)
                 if (write(c, buf.data(), buf.size()) < 0) break;
+            // Wait for the server's close before the next connect: without it the
+            // client runs up to a listen backlog ahead, and the routes change CPU
+            // once per scheduling batch instead of once per connection (a batch
+            // is a whole time slice of a single-threaded TCG guest).
+            shutdown(c, SHUT_WR);
+            await_close(c, buf, *stop);
             close(c);
             w->conns.fetch_add(1, std::memory_order_relaxed);
             continue;
