@@ -602,12 +602,14 @@ void check_agreement(Checks& c, const fs::path& dir) {
 // dst objects by address; the proxy sees a subset of the releases (sockets'
 // routes, skbs' refcounted dsts), so it may see fewer handoffs, never many more.
 // Measured (docs/validate-design.md, "Socket-held routes"): proxy/fentry 419/422
-// on 6.1, 105/110 on 6.12, 245/244 on 5.10; fentry 0.49-0.91 per connection.  Bounds: the proxy's
-// handoffs are kSocketRouteLow..kSocketRouteHigh of fentry's, and fentry sees at
-// least kSocketRouteFloor per connection.
+// on 6.1, 105/110 on 6.12, 245/244 on 5.10; fentry 0.49-0.91 per connection with a
+// thread per vCPU, 0.20-0.30 single-threaded (per connection it follows the guest's
+// scheduling, as kBaselineCrossPerConn says).  Bounds: the proxy's handoffs are
+// kSocketRouteLow..kSocketRouteHigh of fentry's, and fentry sees at least
+// kSocketRouteFloor per connection, so the ratio is not of two near-zero counts.
 constexpr double kSocketRouteLow = 0.8;
 constexpr double kSocketRouteHigh = 1.2;
-constexpr double kSocketRouteFloor = 0.1;
+constexpr double kSocketRouteFloor = 0.03;
 
 std::optional<json> socket_route_recording(Checks& c, const GuestResult& r, const std::string& file,
                                            const std::string& mech) {
@@ -683,8 +685,10 @@ void check_dst_layout(Checks& c, const fs::path& dir) {
 }
 
 // Handoffs of dst objects under churn-split: across nodes when the ends sit on
-// CPUs 0 and 2, inside node 0 when they sit on CPUs 0 and 1.
-constexpr double kCrossPerConnection = 0.2;  // measured 0.37-1.7 per connection under load
+// CPUs 0 and 2, inside node 0 when they sit on CPUs 0 and 1.  The client waits
+// for the server's close, so each connection hands the routes over and back:
+// two handoffs per connection, half of that is the bound.
+constexpr double kHandoffsPerConnection = 1.0;
 constexpr double kLocalCrossNodeCalls = 5;   // bound for "about 0" cross-node handoffs
 constexpr double kLocalCrossNodeShare = 0.01;
 
@@ -712,9 +716,9 @@ void check_handoffs(Checks& c, const fs::path& dir, bool cross) {
     const json* m = at(*h, {"node_matrix"});
     double m01 = m && m->size() > 1 ? (*m)[0][1].get<double>() : 0, m10 = m && m->size() > 1 ? (*m)[1][0].get<double>() : 0;
     if (cross) {
-        c.expect(xnode >= kCrossPerConnection * conns,
-                 fmt::format("cross-node handoffs of dst objects >= {} per connection ({:.0f})", kCrossPerConnection,
-                             kCrossPerConnection * conns),
+        c.expect(xnode >= kHandoffsPerConnection * conns,
+                 fmt::format("cross-node handoffs of dst objects >= {} per connection ({:.0f})", kHandoffsPerConnection,
+                             kHandoffsPerConnection * conns),
                  fmt::format("{} cross-node handoffs, {} connections", xnode, conns));
         c.expect(xnode >= 0.9 * all, "with the ends on CPUs 0 and 2 the handoffs are cross-node (>= 90%)",
                  fmt::format("{} of {} handoffs cross-node", xnode, all));
@@ -730,8 +734,10 @@ void check_handoffs(Checks& c, const fs::path& dir, bool cross) {
                  fmt::format("cross-node handoffs about 0: <= {} + {:.0f}% of {} touches = {:.0f}", kLocalCrossNodeCalls,
                              kLocalCrossNodeShare * 100, touches, bound),
                  fmt::format("{} cross-node", xnode));
-        c.expect(all - xnode > 0, "handoffs happen inside node 0 (CPU 0 <-> CPU 1)",
-                 fmt::format("{} same-node handoffs", all - xnode));
+        c.expect(all - xnode >= kHandoffsPerConnection * conns,
+                 fmt::format("handoffs inside node 0 (CPU 0 <-> CPU 1) >= {} per connection ({:.0f})",
+                             kHandoffsPerConnection, kHandoffsPerConnection * conns),
+                 fmt::format("{} same-node handoffs, {} connections", all - xnode, conns));
     }
     c.note(fmt::format("{}: {} touches, {} handoffs, {} cross-node, {} connections", name, touches, all, xnode, conns));
 }
@@ -786,9 +792,13 @@ std::string testcase(const std::string& xml, const std::string& name) {
 }
 
 // Cross-node handoffs of the shared route per tcp-crr connection in the baseline
-// (all four CPUs): measured 0.84 on 6.1.  The floor says the baseline really
-// crossed nodes, so a PASS is more than 0 vs 0.
-constexpr double kBaselineCrossPerConn = 0.1;
+// (all four CPUs).  Every pair keeps both ends on one CPU, so the route crosses
+// nodes only when the guest's scheduling alternates between nodes: under
+// single-threaded TCG that is once per turn of the vCPUs, and per connection it
+// falls as the host gets faster (tests/vm/README.md).  The floor says the
+// baseline really crossed nodes, far above the fix arm's ~0.001, so a PASS is
+// more than 0 vs 0; it is not a rate.
+constexpr double kBaselineCrossPerConn = 0.03;
 
 void check_validate_numa_local(Checks& c, const fs::path& dir) {
     GuestResult r = load_result(dir, "validate-numa-local");
@@ -1410,8 +1420,8 @@ void expect_per_write(Checks& c, const std::string& what, const std::vector<doub
              per_cpu(got));
 }
 
-// The dst_release proxy with the churn-split's ends on CPUs 0 and 2.
-constexpr double kProxyCrossPerConnection = 0.2;
+// The dst_release proxy with the churn-split's ends on CPUs 0 and 2: the same
+// handoffs as fentry sees (kHandoffsPerConnection).
 
 void check_dst_proxy(Checks& c, const GuestResult& r) {
     auto doc = load_json(c, r, "dst.json");
@@ -1434,8 +1444,8 @@ void check_dst_proxy(Checks& c, const GuestResult& r) {
              fmt::format("touches on the workload's CPUs 0 and 2; CPUs 1 and 3 at most {:.0f}", bound),
              "tracked per CPU " + per_cpu(tracked));
     double x = h_total(*tot, "cross_node_total"), all = h_total(*tot, "handoffs_total");
-    c.expect(x >= kProxyCrossPerConnection * conns && x >= 0.9 * all,
-             fmt::format("cross-node handoffs >= {} per connection and >= 90% of all", kProxyCrossPerConnection),
+    c.expect(x >= kHandoffsPerConnection * conns && x >= 0.9 * all,
+             fmt::format("cross-node handoffs >= {} per connection and >= 90% of all", kHandoffsPerConnection),
              fmt::format("{} of {} handoffs cross-node, {} connections", x, all, conns));
     c.expect(cross[0] > 0 && cross[2] > 0 && cross[1] + cross[3] <= bound && matrix_at(*tot, 0, 1) > 0 &&
                  matrix_at(*tot, 1, 0) > 0,
