@@ -85,6 +85,7 @@ Result<Attachment> attach_targets(const ServeConfig& cfg, const KernelInfo& k, c
     std::vector<TargetPlan> planned;
     for (const auto& [mech, names] : groups) {
         SessionOptions so = cfg.probe;
+        so.time_every_run = true;  // RunStats holds the statistics for the daemon's life
         so.targets = names;
         so.forced = mech;
         auto s = Session::open(so, k, topo);

@@ -124,6 +124,7 @@ static ProgCost cost_delta(const ProgCost& lc, const std::vector<ProgCost>& earl
     c.run_cnt = sub1(lc.run_cnt, ec->run_cnt);
     c.run_time_ns = sub1(lc.run_time_ns, ec->run_time_ns);
     c.recursion_misses = sub1(lc.recursion_misses, ec->recursion_misses);
+    c.timed_runs = sub1(lc.timed_runs, ec->timed_runs);
     return c;
 }
 

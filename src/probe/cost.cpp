@@ -136,6 +136,7 @@ VariantOptions variant_options(const CostOptions& opts) {
     base.funcs = opts.funcs;
     base.forced = opts.forced;
     base.workq = false;
+    base.time_every_run = true;  // variants are compared run by run
     VariantOptions v{base, base, base};
     v.count.latency = false;
     v.count.handoffs = false;

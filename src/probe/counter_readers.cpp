@@ -42,6 +42,7 @@ ProgCost prog_cost(const bpf_object* obj, const std::string& target, const std::
         pc.run_cnt = st->run_cnt;
         pc.run_time_ns = st->run_time_ns;
         pc.recursion_misses = st->recursion_misses;
+        pc.timed_runs = st->run_cnt;
     }
     return pc;
 }

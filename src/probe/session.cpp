@@ -19,6 +19,8 @@
 #include "attach.hpp"
 #include "counter_readers.hpp"
 #include "hotline/btf_layout.hpp"
+#include "hotline/prog_stats.hpp"
+#include "hotline/run_stats_window.hpp"
 #include "startup_heap.hpp"
 #include "workq.skel.h"
 
@@ -179,6 +181,7 @@ public:
     SessionImpl(const SessionOptions& opts, const Topology& topo)
         : opts_(opts), topo_(topo), reader_(topo_, opts.handoff_sample) {}
     ~SessionImpl() override {
+        stats_window_.reset();  // its thread reads the programs' run counts
         workq_.reset();
         workq_loaded_.reset();
         sampling_.reset();
@@ -197,9 +200,15 @@ public:
     void load_workq_early(const std::vector<TargetDef>& targets);
     void attach_workq(const std::vector<TargetDef>& targets);
     void finish(const std::vector<TargetDef>& targets, const BtfFacts& btf, BackgroundKallsyms& ksyms);
+    void start_run_stats();
     Result<Snapshot> read() const override;
 
 private:
+    // Every program of the session with the target its cost is reported under.
+    template <class Fn>
+    void for_each_program(Fn&& fn) const;
+    std::vector<ProgCost> read_cost() const;
+
     // Planned targets of the registry that are observable, in plan order.
     std::vector<const TargetDef*> observable(const std::vector<TargetDef>& targets) const;
 
@@ -216,14 +225,14 @@ private:
     // Loaded before planning, attached after it when a planned target wants it.
     std::optional<Result<std::unique_ptr<WorkqSkeleton>>> workq_loaded_;
     mutable std::mutex read_mu_;  // one read() at a time
-    int stats_fd_ = -1;
+    int stats_fd_ = -1;  // time_every_run
+    std::unique_ptr<RunStatsWindow> stats_window_;  // otherwise
+    mutable std::optional<RunCostScaler> cost_scaler_;
     int hits_fd_ = -1;  // the `hits` map every attached object shares
 };
 
 Status SessionImpl::plan_and_attach(const std::vector<TargetDef>& targets, const KernelInfo& kernel,
                                     const BtfFacts& btf, BackgroundKallsyms& ksyms) {
-    // Run statistics for our own programs (the cost report); closed with the session.
-    stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
     // One per-CPU hit-counter map for all targets: counting a rare target then
     // writes a cache line that the busy ones keep warm.
     hits_fd_ = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "hits", sizeof(std::uint32_t), sizeof(hl_hits), 1, nullptr);
@@ -319,6 +328,42 @@ void SessionImpl::finish(const std::vector<TargetDef>& targets, const BtfFacts& 
     }
 }
 
+template <class Fn>
+void SessionImpl::for_each_program(Fn&& fn) const {
+    for (auto& a : attached_)
+        for (auto& pname : a.programs) fn(*a.obj, a.target, pname);
+    if (workq_)
+        for (const char* p : {"hl_wq_queue", "hl_wq_execute", "hl_wq_irq"}) fn(*workq_, "(workqueue)", p);
+    if (sampling_) fn(*sampling_, "(sampling)", "hl_sample");
+}
+
+std::vector<ProgCost> SessionImpl::read_cost() const {
+    std::vector<ProgCost> cost;
+    for_each_program([&](const LoadedObject& o, const std::string& target, const std::string& prog) {
+        cost.push_back(prog_cost(o.obj(), target, prog));
+    });
+    if (cost_scaler_) cost_scaler_->scale(cost, stats_window_->covered_ns(), monotonic_ns());
+    return cost;
+}
+
+// Run statistics of our own programs (the cost report), from here on: the
+// programs are all attached, so the window's check for someone else's
+// statistics sees every one of them.
+void SessionImpl::start_run_stats() {
+    if (opts_.time_every_run) {
+        stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
+        return;
+    }
+    stats_window_ = std::make_unique<RunStatsWindow>(RunStatsTiming{}, [this] {
+        std::uint64_t runs = 0;
+        for_each_program([&](const LoadedObject& o, const std::string&, const std::string& prog) {
+            if (auto st = prog_run_stats(o.obj(), prog.c_str())) runs += st->run_cnt;
+        });
+        return runs;
+    });
+    cost_scaler_.emplace(stats_window_->start_ns());
+}
+
 Result<Snapshot> SessionImpl::read() const {
     // `serve` reads from concurrent scrape threads: the object ids and the
     // owner-table mappings made on first read are shared state.
@@ -331,19 +376,13 @@ Result<Snapshot> SessionImpl::read() const {
         if (!h) return h.error();
         hits = std::move(*h);
     }
-    for (auto& a : attached_) {
+    for (auto& a : attached_)
         if (auto st = reader_.read_target(a, hits, plan_.find(a.target), s); !st) return st.error();
-        for (auto& pname : a.programs) s.cost.push_back(prog_cost(a.obj->obj(), a.target, pname));
-    }
-    if (workq_) {
+    if (workq_)
         if (auto st = reader_.read_workq(*workq_, s); !st) return st.error();
-        for (const char* p : {"hl_wq_queue", "hl_wq_execute", "hl_wq_irq"})
-            s.cost.push_back(prog_cost(workq_->obj(), "(workqueue)", p));
-    }
-    if (sampling_) {
+    if (sampling_)
         if (auto st = reader_.read_sampling(*sampling_, sampled_, s); !st) return st.error();
-        s.cost.push_back(prog_cost(sampling_->obj(), "(sampling)", "hl_sample"));
-    }
+    s.cost = read_cost();
     // Keep the plan's target order.
     std::vector<TargetCounters> ordered;
     for (auto& tp : plan_.targets)
@@ -373,6 +412,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     impl->describe_layouts(*targets, *btf);
     impl->attach_workq(*targets);
     impl->finish(*targets, *btf, ksyms);
+    impl->start_run_stats();
     return std::unique_ptr<Session>(std::move(impl));
 }
 

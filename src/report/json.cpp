@@ -83,6 +83,7 @@ json cost_to_json(const std::vector<ProgCost>& cost) {
                        {"program", c.program},
                        {"run_cnt", c.run_cnt},
                        {"run_time_ns", c.run_time_ns},
+                       {"timed_runs", c.timed_runs},
                        {"ns_per_run", c.ns_per_run()},
                        {"recursion_misses", c.recursion_misses}});
     return arr;

@@ -130,6 +130,12 @@ void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, doubl
         os << fmt::format("  {:<16} {:<20} {:>12} {:>10.1f} {:>10.4f} {:>8}\n", c.target, c.program, c.run_cnt,
                           c.ns_per_run(), cpu, c.recursion_misses);
     }
+    std::uint64_t runs = 0, timed = 0;
+    for (auto& c : cost) runs += c.run_cnt, timed += c.timed_runs;
+    if (runs > 0 && timed < runs)
+        os << fmt::format("  runs and CPU scaled from the {:.1f}% of runs timed (the kernel's statistics are on for a "
+                          "window of each second: their clock reads cost every timed run)\n",
+                          100.0 * double(timed) / double(runs));
 }
 
 }  // namespace hotline

@@ -81,6 +81,10 @@ struct ProgCost {
     std::uint64_t run_cnt = 0;
     std::uint64_t run_time_ns = 0;
     std::uint64_t recursion_misses = 0;  // runs the kernel skipped: counted as drops
+    // Runs the kernel timed.  A session times a window of each second
+    // (RunStatsWindow), and run_cnt and run_time_ns are then estimates of every
+    // run scaled from these; with the statistics on throughout, equal to run_cnt.
+    std::uint64_t timed_runs = 0;
 
     double ns_per_run() const { return run_cnt ? double(run_time_ns) / double(run_cnt) : 0.0; }
 };

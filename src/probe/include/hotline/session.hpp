@@ -30,6 +30,9 @@ struct SessionOptions {
     int handoff_sample = 1;          // track 1 of N objects (by address hash)
     std::uint32_t owner_capacity = 16384;  // owner table entries per target (a 2-way set-associative array)
     bool workq = true;               // workqueue attribution programs, for targets whose entry asks for them
+    // Time every program run (hotline cost, which compares variants run by run)
+    // instead of a window of each second (RunStatsWindow).
+    bool time_every_run = false;
 };
 
 // What a session found out besides counters.
