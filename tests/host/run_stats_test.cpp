@@ -47,7 +47,7 @@ TEST(HostRunStats, OneRunInTenIsTimedAndTheRestEstimated) {
     EXPECT_LE(t.timed / t.runs, 0.2);
     // The estimate against the programs' own exact event counts (steady churn).
     EXPECT_NEAR(t.proxy_runs / t.proxy_events, 1.0, 0.25) << t.proxy_runs << " estimated, " << t.proxy_events;
-    EXPECT_NE(t.text.find("runs and CPU scaled from the"), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("runs and CPU % scaled from the"), std::string::npos) << t.text;
 }
 
 TEST(HostRunStats, StatisticsKeptOnElsewhereAreSeenAndNothingIsScaled) {
