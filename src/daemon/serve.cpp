@@ -85,7 +85,6 @@ Result<Attachment> attach_targets(const ServeConfig& cfg, const KernelInfo& k, c
     std::vector<TargetPlan> planned;
     for (const auto& [mech, names] : groups) {
         SessionOptions so = cfg.probe;
-        so.time_every_run = true;  // RunStats holds the statistics for the daemon's life
         so.targets = names;
         so.forced = mech;
         auto s = Session::open(so, k, topo);
@@ -179,27 +178,23 @@ std::vector<std::string> report_plan(const Plan& plan) {
     return missing;
 }
 
-// Run statistics need BPF_ENABLE_STATS (CAP_SYS_ADMIN) or the sysctl; says which.
-// The descriptor keeps them on until it is closed.
-struct RunStats {
-    int fd = -1;
-    bool on = false;
-    RunStats() : fd(bpf_enable_stats(BPF_STATS_RUN_TIME)), on(fd >= 0) {
-        if (!on) {
-            std::ifstream sysctl("/proc/sys/kernel/bpf_stats_enabled");
-            int enabled = 0;
-            on = (sysctl >> enabled) && enabled == 1;
-        }
-        if (!on)
-            say("BPF run statistics are off (needs CAP_SYS_ADMIN or kernel.bpf_stats_enabled=1): "
-                "hotline_probe_run_seconds_total and hotline_probe_runs_total stay 0");
+// Whether the sessions can time their programs: BPF_ENABLE_STATS (CAP_SYS_ADMIN)
+// or the sysctl; says which is missing.  The sessions hold the statistics for a
+// window of each second themselves (RunStatsWindow).
+bool run_stats_available() {
+    int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+    bool on = fd >= 0;
+    if (on) close(fd);
+    if (!on) {
+        std::ifstream sysctl("/proc/sys/kernel/bpf_stats_enabled");
+        int enabled = 0;
+        on = (sysctl >> enabled) && enabled == 1;
     }
-    ~RunStats() {
-        if (fd >= 0) close(fd);
-    }
-    RunStats(const RunStats&) = delete;
-    RunStats& operator=(const RunStats&) = delete;
-};
+    if (!on)
+        say("BPF run statistics are off (needs CAP_SYS_ADMIN or kernel.bpf_stats_enabled=1): "
+            "hotline_probe_run_seconds_total and hotline_probe_runs_total stay 0");
+    return on;
+}
 
 // The rules judged on each scrape's window.  BTF is read once for the fixes'
 // applicability and the layouts, then released.
@@ -378,10 +373,10 @@ std::optional<Attachment> attach_all(const ServeConfig& cfg, const KernelInfo& k
 
 int serve(const ServeConfig& cfg, const TlsContext& tls, const KernelInfo& k, const Topology& topo,
           const Attachment& att, std::size_t attached, ShutdownSignals& signals) {
-    RunStats run_stats;
+    const bool run_stats = run_stats_available();
     Exporter ex(att, cfg.metrics, open_diagnosis(k, topo, att));
     malloc_trim(0);
-    ex.info.run_stats = run_stats.on;
+    ex.info.run_stats = run_stats;
     ex.info.version = HOTLINE_VERSION;
     ex.info.kernel = k;
     ex.info.topo = topo;

@@ -2,19 +2,57 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 
 #include "hotline/util.hpp"
 
 namespace hotline {
 
-RunStatsWindow::RunStatsWindow(RunStatsTiming timing, std::function<std::uint64_t()> runs)
-    : timing_(timing), runs_(std::move(runs)), start_ns_(monotonic_ns()) {
+namespace {
+std::mutex g_window_mu;
+std::weak_ptr<RunStatsWindow> g_window;
+}  // namespace
+
+std::unique_ptr<RunStatsWindow::Member> RunStatsWindow::join(std::function<std::uint64_t()> runs,
+                                                             RunStatsTiming timing) {
+    std::lock_guard<std::mutex> g(g_window_mu);
+    auto w = g_window.lock();
+    if (!w) {
+        w = std::make_shared<RunStatsWindow>(timing);
+        g_window = w;
+    }
+    std::lock_guard<std::mutex> m(w->members_mu_);
+    int id = w->next_id_++;
+    w->members_.emplace(id, std::move(runs));
+    ++w->members_gen_;
+    return std::unique_ptr<Member>(new Member(w, id));
+}
+
+RunStatsWindow::Member::~Member() {
+    {
+        std::lock_guard<std::mutex> m(window_->members_mu_);
+        window_->members_.erase(id_);
+        ++window_->members_gen_;
+    }
+    // The last member's reset joins the thread: under g_window_mu, so a session
+    // opened meanwhile starts a new window rather than finding a closing one.
+    std::lock_guard<std::mutex> g(g_window_mu);
+    window_.reset();
+}
+
+RunStatsWindow::RunStatsWindow(RunStatsTiming timing) : timing_(timing) {
+    // Started with every signal blocked, so SIGINT and SIGTERM go to the threads
+    // that handle them (ShutdownSignals blocks them only once sessions are open).
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     thread_ = std::thread([this] { loop(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 RunStatsWindow::~RunStatsWindow() {
@@ -26,14 +64,16 @@ RunStatsWindow::~RunStatsWindow() {
     thread_.join();
 }
 
+RunStatsWindow::Seen RunStatsWindow::runs() const {
+    std::lock_guard<std::mutex> m(members_mu_);
+    Seen s{0, members_gen_};
+    for (auto& [id, f] : members_) s.runs += f();
+    return s;
+}
+
 std::uint64_t RunStatsWindow::covered_ns() const {
     std::lock_guard<std::mutex> g(mu_);
     return covered_ns_ + (open_since_ ? monotonic_ns() - open_since_ : 0);
-}
-
-int RunStatsWindow::error() const {
-    std::lock_guard<std::mutex> g(mu_);
-    return error_;
 }
 
 // true when told to stop.
@@ -41,33 +81,40 @@ bool RunStatsWindow::wait(std::unique_lock<std::mutex>& lk, std::chrono::millise
     return cv_.wait_for(lk, d, [this] { return stop_; });
 }
 
-void RunStatsWindow::loop() {
+// Off for `off`, in slices: a slice whose runs were counted anyway was timed by
+// someone else's statistics.  true when told to stop.
+bool RunStatsWindow::watch_off(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds off) {
     // A run that began before the descriptor closed is still counted after it:
     // at most one per CPU.
     const std::uint64_t in_flight = std::uint64_t(std::max(libbpf_num_possible_cpus(), 1));
+    Seen seen = runs();
+    for (auto left = off; left.count() > 0; left -= timing_.check) {
+        const std::uint64_t from = monotonic_ns();
+        if (wait(lk, std::min(left, timing_.check))) return true;
+        const Seen now_seen = runs();
+        // A session that joined or left moved the sum: no judgement then.
+        if (now_seen.gen == seen.gen && now_seen.runs > seen.runs + in_flight) covered_ns_ += monotonic_ns() - from;
+        seen = now_seen;
+    }
+    return false;
+}
+
+void RunStatsWindow::loop() {
     std::unique_lock<std::mutex> lk(mu_);
     while (!stop_) {
         int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
         if (fd < 0) {
-            error_ = errno;
-            return;
+            // Without CAP_SYS_ADMIN only kernel.bpf_stats_enabled can time runs:
+            // watch for it the whole period.
+            if (watch_off(lk, timing_.period)) return;
+            continue;
         }
         open_since_ = monotonic_ns();
         bool stopping = wait(lk, timing_.on);
         close(fd);
         covered_ns_ += monotonic_ns() - open_since_;
         open_since_ = 0;
-        if (stopping) return;
-        // Off, in slices: a slice whose runs were counted anyway was timed by
-        // someone else's statistics.
-        std::uint64_t runs = runs_();
-        for (auto left = timing_.period - timing_.on; left.count() > 0; left -= timing_.check) {
-            const std::uint64_t from = monotonic_ns();
-            if (wait(lk, std::min(left, timing_.check))) return;
-            const std::uint64_t now_runs = runs_();
-            if (now_runs > runs + in_flight) covered_ns_ += monotonic_ns() - from;
-            runs = now_runs;
-        }
+        if (stopping || watch_off(lk, timing_.period - timing_.on)) return;
     }
 }
 

@@ -226,7 +226,7 @@ private:
     std::optional<Result<std::unique_ptr<WorkqSkeleton>>> workq_loaded_;
     mutable std::mutex read_mu_;  // one read() at a time
     int stats_fd_ = -1;  // time_every_run
-    std::unique_ptr<RunStatsWindow> stats_window_;  // otherwise
+    std::unique_ptr<RunStatsWindow::Member> stats_window_;  // otherwise
     mutable std::optional<RunCostScaler> cost_scaler_;
     int hits_fd_ = -1;  // the `hits` map every attached object shares
 };
@@ -354,14 +354,14 @@ void SessionImpl::start_run_stats() {
         stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
         return;
     }
-    stats_window_ = std::make_unique<RunStatsWindow>(RunStatsTiming{}, [this] {
+    stats_window_ = RunStatsWindow::join([this] {
         std::uint64_t runs = 0;
         for_each_program([&](const LoadedObject& o, const std::string&, const std::string& prog) {
             if (auto st = prog_run_stats(o.obj(), prog.c_str())) runs += st->run_cnt;
         });
         return runs;
     });
-    cost_scaler_.emplace(stats_window_->start_ns());
+    cost_scaler_.emplace(monotonic_ns(), stats_window_->covered_ns());
 }
 
 Result<Snapshot> SessionImpl::read() const {

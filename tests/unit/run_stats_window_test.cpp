@@ -23,7 +23,7 @@ std::vector<ProgCost> kernel(std::uint64_t runs, std::uint64_t ns) {
 }  // namespace
 
 TEST(RunCostScaler, ScalesTimedRunsByTheShareOfTimeTimed) {
-    RunCostScaler s(0);
+    RunCostScaler s(0, 0);
     auto c = kernel(100, 20'000);  // 100 runs timed in 0.1 s of 1 s
     s.scale(c, kSecond / 10, kSecond);
     EXPECT_EQ(c[0].run_cnt, 1000u);
@@ -33,7 +33,7 @@ TEST(RunCostScaler, ScalesTimedRunsByTheShareOfTimeTimed) {
 }
 
 TEST(RunCostScaler, EachStretchIsScaledByItsOwnShare) {
-    RunCostScaler s(0);
+    RunCostScaler s(0, 0);
     auto c = kernel(100, 10'000);
     s.scale(c, kSecond / 10, kSecond);  // 10% timed: 1000 runs
     c = kernel(300, 30'000);            // 200 more in a second timed throughout
@@ -44,7 +44,7 @@ TEST(RunCostScaler, EachStretchIsScaledByItsOwnShare) {
 }
 
 TEST(RunCostScaler, AReadWithNothingTimedJoinsTheNextStretch) {
-    RunCostScaler s(0);
+    RunCostScaler s(0, 0);
     auto c = kernel(50, 5'000);
     s.scale(c, kSecond / 10, kSecond / 2);  // 0.1 s of 0.5 s: 250 runs
     EXPECT_EQ(c[0].run_cnt, 250u);
@@ -59,7 +59,7 @@ TEST(RunCostScaler, AReadWithNothingTimedJoinsTheNextStretch) {
 }
 
 TEST(RunCostScaler, TimedThroughoutLeavesTheKernelsCounts) {
-    RunCostScaler s(0);
+    RunCostScaler s(0, 0);
     auto c = kernel(777, 77'700);
     // Timed time a little above the stretch (two clocks read apart): no scaling down.
     s.scale(c, kSecond + 5, kSecond);
@@ -68,7 +68,7 @@ TEST(RunCostScaler, TimedThroughoutLeavesTheKernelsCounts) {
 }
 
 TEST(RunCostScaler, ProgramsAreScaledApart) {
-    RunCostScaler s(0);
+    RunCostScaler s(0, 0);
     auto c = kernel(10, 1'000);
     ProgCost other = c[0];
     other.program = "hl_sample";

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -27,38 +28,59 @@ struct RunStatsTiming {
     std::chrono::milliseconds check{100};  // off, how often the run counts are checked
 };
 
-// Holds BPF_ENABLE_STATS for `on` of every `period` on a thread of its own.
+// Holds BPF_ENABLE_STATS for `on` of every `period` on a thread of its own,
+// one window per process: the sessions of a process (serve's, one per
+// mechanism) join it, and it closes with the last of them.
 class RunStatsWindow {
 public:
-    // `runs` sums the kernel's run counts of the programs being timed: runs
-    // counted while the window is off mean something else (another tool's
-    // descriptor, kernel.bpf_stats_enabled) keeps the statistics on, and each
-    // `check` of off time in which that is seen counts as covered.
-    RunStatsWindow(RunStatsTiming timing, std::function<std::uint64_t()> runs);
+    // A session's part in the window.  `runs` sums the kernel's run counts of
+    // its programs: runs counted while the window is off mean something else
+    // (another tool's descriptor, kernel.bpf_stats_enabled) keeps the
+    // statistics on, and each `check` of off time in which that is seen counts
+    // as covered.
+    class Member {
+    public:
+        ~Member();
+        Member(const Member&) = delete;
+        Member& operator=(const Member&) = delete;
+        // Nanoseconds since the window opened during which runs were timed, up to now.
+        std::uint64_t covered_ns() const { return window_->covered_ns(); }
+
+    private:
+        friend class RunStatsWindow;
+        Member(std::shared_ptr<RunStatsWindow> w, int id) : window_(std::move(w)), id_(id) {}
+        std::shared_ptr<RunStatsWindow> window_;
+        int id_;
+    };
+
+    static std::unique_ptr<Member> join(std::function<std::uint64_t()> runs, RunStatsTiming timing = {});
+
+    explicit RunStatsWindow(RunStatsTiming timing);
     ~RunStatsWindow();
     RunStatsWindow(const RunStatsWindow&) = delete;
     RunStatsWindow& operator=(const RunStatsWindow&) = delete;
 
-    // CLOCK_MONOTONIC nanoseconds when the first window opened.
-    std::uint64_t start_ns() const { return start_ns_; }
-    // Nanoseconds since start_ns() during which runs were timed, up to now.
-    std::uint64_t covered_ns() const;
-    // errno of a refused BPF_ENABLE_STATS (then nothing is timed), else 0.
-    int error() const;
-
 private:
     void loop();
     bool wait(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds d);
+    bool watch_off(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds off);
+    struct Seen {
+        std::uint64_t runs;
+        std::uint64_t gen;  // members_gen_ when summed
+    };
+    Seen runs() const;
+    std::uint64_t covered_ns() const;
 
     const RunStatsTiming timing_;
-    const std::function<std::uint64_t()> runs_;
-    const std::uint64_t start_ns_;
+    mutable std::mutex members_mu_;
+    std::map<int, std::function<std::uint64_t()>> members_;
+    int next_id_ = 0;
+    std::uint64_t members_gen_ = 0;  // bumped on every join and leave
     mutable std::mutex mu_;
     std::condition_variable cv_;
     bool stop_ = false;
     std::uint64_t covered_ns_ = 0;  // closed windows
     std::uint64_t open_since_ = 0;  // nonzero while a window is open
-    int error_ = 0;
     std::thread thread_;
 };
 
@@ -68,7 +90,8 @@ private:
 // changes nothing; its stretch joins the next one.
 class RunCostScaler {
 public:
-    explicit RunCostScaler(std::uint64_t start_ns) : last_ns_(start_ns) {}
+    // From now on (`now_ns`), with the window's covered time at that moment.
+    RunCostScaler(std::uint64_t now_ns, std::uint64_t covered_ns) : last_ns_(now_ns), last_covered_ns_(covered_ns) {}
     // `cost`: the kernel's cumulative counts; replaced by the estimates, each
     // with the kernel's count in timed_runs.
     void scale(std::vector<ProgCost>& cost, std::uint64_t covered_ns, std::uint64_t now_ns);
@@ -80,7 +103,7 @@ private:
     };
     std::map<std::pair<std::string, std::string>, Totals> progs_;
     std::uint64_t last_ns_;
-    std::uint64_t last_covered_ns_ = 0;
+    std::uint64_t last_covered_ns_;
 };
 
 }  // namespace hotline
