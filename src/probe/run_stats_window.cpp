@@ -18,12 +18,11 @@ std::mutex g_window_mu;
 std::weak_ptr<RunStatsWindow> g_window;
 }  // namespace
 
-std::unique_ptr<RunStatsWindow::Member> RunStatsWindow::join(std::function<std::uint64_t()> runs,
-                                                             RunStatsTiming timing) {
+std::unique_ptr<RunStatsWindow::Member> RunStatsWindow::join(std::function<std::uint64_t()> runs) {
     std::lock_guard<std::mutex> g(g_window_mu);
     auto w = g_window.lock();
     if (!w) {
-        w = std::make_shared<RunStatsWindow>(timing);
+        w = std::make_shared<RunStatsWindow>();
         g_window = w;
     }
     std::lock_guard<std::mutex> m(w->members_mu_);
@@ -45,7 +44,7 @@ RunStatsWindow::Member::~Member() {
     window_.reset();
 }
 
-RunStatsWindow::RunStatsWindow(RunStatsTiming timing) : timing_(timing) {
+RunStatsWindow::RunStatsWindow() {
     // Started with every signal blocked, so SIGINT and SIGTERM go to the threads
     // that handle them (ShutdownSignals blocks them only once sessions are open).
     sigset_t all, old;

@@ -378,10 +378,12 @@ Result<Snapshot> SessionImpl::read() const {
     }
     for (auto& a : attached_)
         if (auto st = reader_.read_target(a, hits, plan_.find(a.target), s); !st) return st.error();
-    if (workq_)
+    if (workq_) {
         if (auto st = reader_.read_workq(*workq_, s); !st) return st.error();
-    if (sampling_)
+    }
+    if (sampling_) {
         if (auto st = reader_.read_sampling(*sampling_, sampled_, s); !st) return st.error();
+    }
     s.cost = read_cost();
     // Keep the plan's target order.
     std::vector<TargetCounters> ordered;

@@ -131,7 +131,10 @@ void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, doubl
                           c.ns_per_run(), cpu, c.recursion_misses);
     }
     std::uint64_t runs = 0, timed = 0;
-    for (auto& c : cost) runs += c.run_cnt, timed += c.timed_runs;
+    for (auto& c : cost) {
+        runs += c.run_cnt;
+        timed += c.timed_runs;
+    }
     if (runs > 0 && timed < runs)
         os << fmt::format("  runs and CPU % scaled from the {:.1f}% of runs the kernel timed (its run statistics are on "
                           "for a window of each second)\n",

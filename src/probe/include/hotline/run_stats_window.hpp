@@ -53,9 +53,9 @@ public:
         int id_;
     };
 
-    static std::unique_ptr<Member> join(std::function<std::uint64_t()> runs, RunStatsTiming timing = {});
+    static std::unique_ptr<Member> join(std::function<std::uint64_t()> runs);
 
-    explicit RunStatsWindow(RunStatsTiming timing);
+    RunStatsWindow();
     ~RunStatsWindow();
     RunStatsWindow(const RunStatsWindow&) = delete;
     RunStatsWindow& operator=(const RunStatsWindow&) = delete;
@@ -71,7 +71,7 @@ private:
     Seen runs() const;
     std::uint64_t covered_ns() const;
 
-    const RunStatsTiming timing_;
+    const RunStatsTiming timing_{};
     mutable std::mutex members_mu_;
     std::map<int, std::function<std::uint64_t()>> members_;
     int next_id_ = 0;
