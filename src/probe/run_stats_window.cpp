@@ -44,7 +44,7 @@ RunStatsWindow::Member::~Member() {
     window_.reset();
 }
 
-RunStatsWindow::RunStatsWindow() {
+RunStatsWindow::RunStatsWindow() : offsets_(std::random_device{}()) {
     // Started with every signal blocked, so SIGINT and SIGTERM go to the threads
     // that handle them (ShutdownSignals blocks them only once sessions are open).
     sigset_t all, old;
@@ -98,22 +98,29 @@ bool RunStatsWindow::watch_off(std::unique_lock<std::mutex>& lk, std::chrono::mi
     return false;
 }
 
+// The statistics on for `on` through `fd`, which is closed.  true when told to stop.
+bool RunStatsWindow::hold_stats(std::unique_lock<std::mutex>& lk, int fd) {
+    open_since_ = monotonic_ns();
+    bool stopping = wait(lk, timing_.on);
+    close(fd);
+    covered_ns_ += monotonic_ns() - open_since_;
+    open_since_ = 0;
+    return stopping;
+}
+
 void RunStatsWindow::loop() {
     std::unique_lock<std::mutex> lk(mu_);
     while (!stop_) {
+        const auto before = timing_.offset(offsets_);
+        if (watch_off(lk, before)) return;
         int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
         if (fd < 0) {
             // Without CAP_SYS_ADMIN only kernel.bpf_stats_enabled can time runs:
             // watch for it the whole period.
-            if (watch_off(lk, timing_.period)) return;
+            if (watch_off(lk, timing_.period - before)) return;
             continue;
         }
-        open_since_ = monotonic_ns();
-        bool stopping = wait(lk, timing_.on);
-        close(fd);
-        covered_ns_ += monotonic_ns() - open_since_;
-        open_since_ = 0;
-        if (stopping || watch_off(lk, timing_.period - timing_.on)) return;
+        if (hold_stats(lk, fd) || watch_off(lk, timing_.period - timing_.on - before)) return;
     }
 }
 

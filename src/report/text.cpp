@@ -137,8 +137,12 @@ void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, doubl
     }
     if (runs > 0 && timed < runs)
         os << fmt::format("  runs and CPU % scaled from the {:.1f}% of runs the kernel timed (its run statistics are on "
-                          "for a window of each second)\n",
+                          "for 100 ms at a random point of each second)\n",
                           100.0 * double(timed) / double(runs));
+    // Any stretch of a second holds part of a window; a shorter one may hold none.
+    if (!cost.empty() && runs == 0 && seconds < 1.0)
+        os << "  no run timed: the run statistics are on for 100 ms at a random point of each second, and this "
+              "session ended before them (`hotline cost` times every run)\n";
 }
 
 }  // namespace hotline

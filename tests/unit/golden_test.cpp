@@ -635,6 +635,10 @@ TEST(Golden, IntervalText) {
     out += render([](std::ostream& os) { render_log2_hist(os, Log2Hist{}, "usecs"); });
     out += section("probe cost, interval 2");
     out += render([&](std::ostream& os) { render_cost_text(os, i2.d.cost, i2.seconds()); });
+    out += section("probe cost, a half-second session its window missed");
+    std::vector<ProgCost> untimed = i2.d.cost;
+    for (auto& c : untimed) c.run_cnt = c.run_time_ns = c.timed_runs = 0;
+    out += render([&](std::ostream& os) { render_cost_text(os, untimed, 0.5); });
     expect_golden("text_interval.txt", out);
 }
 

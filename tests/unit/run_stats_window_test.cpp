@@ -80,3 +80,24 @@ TEST(RunCostScaler, ProgramsAreScaledApart) {
     EXPECT_EQ(c[1].run_cnt, 16u);
     EXPECT_EQ(c[1].run_time_ns, 16'000u);
 }
+
+// A window at a fixed point of the period would time the same part of every
+// session that starts the window (its start-up); each period draws its own.
+TEST(RunStatsTiming, TheWindowFallsAnywhereInItsPeriod) {
+    const RunStatsTiming timing;
+    std::minstd_rand rng(20261203);
+    std::int64_t lo = timing.period.count(), hi = 0, sum = 0;
+    constexpr int kPeriods = 2000;
+    for (int i = 0; i < kPeriods; ++i) {
+        const std::int64_t at = timing.offset(rng).count();
+        ASSERT_GE(at, 0);
+        ASSERT_LE(at + timing.on.count(), timing.period.count()) << "the window must end within its period";
+        lo = std::min(lo, at);
+        hi = std::max(hi, at);
+        sum += at;
+    }
+    const double span = double((timing.period - timing.on).count());
+    EXPECT_LT(double(lo), 0.02 * span);
+    EXPECT_GT(double(hi), 0.98 * span);
+    EXPECT_NEAR(double(sum) / kPeriods / span, 0.5, 0.03) << "uniform over the period";
+}

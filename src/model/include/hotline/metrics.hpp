@@ -81,8 +81,8 @@ struct ProgCost {
     std::uint64_t run_cnt = 0;
     std::uint64_t run_time_ns = 0;
     std::uint64_t recursion_misses = 0;  // runs the kernel skipped: counted as drops
-    // Runs the kernel timed.  A session times a window of each second
-    // (RunStatsWindow), and run_cnt and run_time_ns are then estimates of every
+    // Runs the kernel timed.  A session times 100 ms at a random point of each
+    // second (RunStatsWindow), and run_cnt and run_time_ns are then estimates of every
     // run scaled from these; with the statistics on throughout, equal to run_cnt.
     std::uint64_t timed_runs = 0;
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -24,8 +25,17 @@ namespace hotline {
 
 struct RunStatsTiming {
     std::chrono::milliseconds period{1000};
-    std::chrono::milliseconds on{100};  // at the start of each period
+    // At a random offset in each period: a window fixed at the period's start
+    // would always time the first session's start-up, when the programs run
+    // unlike the rest of the session.
+    std::chrono::milliseconds on{100};
     std::chrono::milliseconds check{100};  // off, how often the run counts are checked
+
+    // Where `on` starts in a period: uniform over [0, period - on].
+    std::chrono::milliseconds offset(std::minstd_rand& rng) const {
+        std::uniform_int_distribution<std::int64_t> d(0, (period - on).count());
+        return std::chrono::milliseconds(d(rng));
+    }
 };
 
 // Holds BPF_ENABLE_STATS for `on` of every `period` on a thread of its own,
@@ -64,6 +74,7 @@ private:
     void loop();
     bool wait(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds d);
     bool watch_off(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds off);
+    bool hold_stats(std::unique_lock<std::mutex>& lk, int fd);
     struct Seen {
         std::uint64_t runs;
         std::uint64_t gen;  // members_gen_ when summed
@@ -81,6 +92,7 @@ private:
     bool stop_ = false;
     std::uint64_t covered_ns_ = 0;  // closed windows
     std::uint64_t open_since_ = 0;  // nonzero while a window is open
+    std::minstd_rand offsets_;
     std::thread thread_;
 };
 
