@@ -8,7 +8,8 @@
 //
 //   bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] [--hotline BIN]
 //                  [--no-bpftrace] [--no-perf] [--only cost,trigger,workload,loss,agent]
-//                  [--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run]
+//                  [--loss-rounds N] [--loss-duration S] [--loss-sample-hz N]
+//                  [--loss-time-every-run | --loss-every-run-arm]
 #include <bpf/bpf.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -613,6 +614,10 @@ Result<LossRun> loss_run(Scenario& sc, const Session* s) {
 // program run (--loss-time-every-run), as sessions did before their statistics
 // window, which prices the window's saving.
 SessionOptions g_loss_session;
+// --loss-every-run-arm: each round also runs the session timing every program
+// run, interleaved with the other two arms, so the statistics window's saving is
+// measured against the same drift of the machine as the loss itself.
+bool g_loss_every_run_arm = false;
 
 // What the loss section's session is, for its goal lines.
 std::string loss_session_name() {
@@ -622,8 +627,9 @@ std::string loss_session_name() {
 }
 
 // The loss section's session around one run.
-Result<LossRun> loss_run_with_session(Scenario& sc, const KernelInfo& k, const Topology& topo) {
-    auto s = Session::open(g_loss_session, k, topo);
+Result<LossRun> loss_run_with_session(Scenario& sc, const KernelInfo& k, const Topology& topo,
+                                      const SessionOptions& opts = g_loss_session) {
+    auto s = Session::open(opts, k, topo);
     if (!s) return s.error();
     return loss_run(sc, s->get());
 }
@@ -668,14 +674,44 @@ Pct bpf_share(const std::vector<std::pair<LossRun, LossRun>>& pairs, double ns_p
     return {m.mean, m.low(), m.high()};
 }
 
+// The session timing every program run, with the loss section's other options.
+struct EveryRunArm {
+    std::vector<std::pair<LossRun, LossRun>> vs_none;     // (without a session, every run timed)
+    std::vector<std::pair<LossRun, LossRun>> vs_session;  // (the loss section's session, every run timed)
+    Pct cpu_per_op, over_session, bpf;
+};
+
 struct LossResult {
     std::string scenario;
     std::vector<std::pair<LossRun, LossRun>> pairs;  // (without, with) the session
     Pct throughput, cpu_per_op, bpf;
+    std::optional<EveryRunArm> every_run;
 };
 
-// Pairs of short runs, without and with a full default session, the order
-// alternating so a drift of the machine's load falls on both arms alike.
+enum class LossArm { kNone, kSession, kEveryRun };
+
+// The arms of round r, in an order that puts each arm before each other one
+// equally often: two arms alternate, three go through their six orders.
+std::vector<LossArm> loss_round_order(int r, bool every_run_arm) {
+    using A = LossArm;
+    if (!every_run_arm) return r % 2 ? std::vector<A>{A::kSession, A::kNone} : std::vector<A>{A::kNone, A::kSession};
+    static const std::vector<A> orders[6] = {
+        {A::kNone, A::kSession, A::kEveryRun}, {A::kSession, A::kEveryRun, A::kNone}, {A::kEveryRun, A::kNone, A::kSession},
+        {A::kNone, A::kEveryRun, A::kSession}, {A::kEveryRun, A::kSession, A::kNone}, {A::kSession, A::kNone, A::kEveryRun}};
+    return orders[r % 6];
+}
+
+Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, const Topology& topo) {
+    if (arm == LossArm::kNone) return loss_run(sc, nullptr);
+    if (arm == LossArm::kSession) return loss_run_with_session(sc, k, topo);
+    SessionOptions every = g_loss_session;
+    every.time_every_run = true;
+    return loss_run_with_session(sc, k, topo, every);
+}
+
+// Rounds of short runs, without and with a full default session (and with
+// --loss-every-run-arm the session timing every run), the order rotating so a
+// drift of the machine's load falls on every arm alike.
 Result<LossResult> measure_loss(const std::string& scen, int rounds, double secs, const KernelInfo& k,
                                 const Topology& topo) {
     ScenarioOptions so;
@@ -683,20 +719,49 @@ Result<LossResult> measure_loss(const std::string& scen, int rounds, double secs
     so.duration_s = secs;
     auto sc = Scenario::prepare(so);
     if (!sc) return sc.error();
-    LossResult lr{scen, {}, {}, {}, {}};
+    LossResult lr{scen, {}, {}, {}, {}, {}};
+    if (g_loss_every_run_arm) lr.every_run.emplace();
     for (int r = 0; r < rounds; ++r) {
-        bool session_first = r % 2;
-        auto first = session_first ? loss_run_with_session(**sc, k, topo) : loss_run(**sc, nullptr);
-        if (!first) return first.error();
-        auto second = session_first ? loss_run(**sc, nullptr) : loss_run_with_session(**sc, k, topo);
-        if (!second) return second.error();
-        lr.pairs.emplace_back(session_first ? *second : *first, session_first ? *first : *second);
+        std::map<LossArm, LossRun> runs;
+        for (LossArm arm : loss_round_order(r, g_loss_every_run_arm)) {
+            auto run = loss_arm_run(arm, **sc, k, topo);
+            if (!run) return run.error();
+            runs[arm] = *run;
+        }
+        lr.pairs.emplace_back(runs[LossArm::kNone], runs[LossArm::kSession]);
+        if (lr.every_run) {
+            lr.every_run->vs_none.emplace_back(runs[LossArm::kNone], runs[LossArm::kEveryRun]);
+            lr.every_run->vs_session.emplace_back(runs[LossArm::kSession], runs[LossArm::kEveryRun]);
+        }
     }
     (void)(*sc)->stop();
     lr.throughput = paired_change(lr.pairs, &LossRun::rate, -1);
     lr.cpu_per_op = paired_change(lr.pairs, &LossRun::cpu_ns_per_op, 1);
     lr.bpf = bpf_share(lr.pairs);
+    if (auto& e = lr.every_run) {
+        e->cpu_per_op = paired_change(e->vs_none, &LossRun::cpu_ns_per_op, 1);
+        e->over_session = paired_change(e->vs_session, &LossRun::cpu_ns_per_op, 1);
+        e->bpf = bpf_share(e->vs_none);
+    }
     return lr;
+}
+
+// The third arm's lines and JSON: its loss, what it costs over the windowed
+// session in the same rounds, and its exact account next to the window's estimate.
+json report_every_run_arm(const LossResult& lr) {
+    const EveryRunArm& e = *lr.every_run;
+    fmt::print("  every run timed (third arm):\n");
+    fmt::print("    loss: CPU per operation added {}\n", fmt_pct(e.cpu_per_op));
+    fmt::print("    over the session's window     {}  (every run timed / window, same rounds)\n", fmt_pct(e.over_session));
+    fmt::print("    BPF run time per operation    {}  (exact; the window's estimate above)\n", fmt_pct(e.bpf));
+    json rounds = json::array();
+    for (auto& [without, with] : e.vs_none)
+        rounds.push_back({{"cpu_ns_per_op", with.cpu_ns_per_op}, {"rate", with.rate},
+                          {"bpf_ns_per_op", with.bpf_ns_per_op}, {"bpf_runs_per_op", with.bpf_runs_per_op}});
+    return {{"cpu_per_op_added_pct", to_json(e.cpu_per_op)},
+            {"over_window_pct", to_json(e.over_session)},
+            {"bpf_run_time_pct", to_json(e.bpf)},
+            {"rounds", rounds}};
 }
 
 constexpr double kLossTargetPct = 1.0;       // the goal: at most 1% lost
@@ -735,6 +800,7 @@ json report_loss(const LossResult& lr, double secs) {
               {"bpf_run_time_pct", to_json(lr.bpf)}, {"kernel_account_agrees", agree},
               {"sample_hz", g_loss_session.sample_freq}, {"time_every_run", g_loss_session.time_every_run}};
     if (stats) j["run_stats_price_pct"] = to_json(*stats);
+    if (lr.every_run) j["every_run_arm"] = report_every_run_arm(lr);
     json rounds = json::array();
     for (auto& [without, with] : lr.pairs)
         rounds.push_back({{"rate_without", without.rate}, {"rate_with", with.rate},
@@ -753,6 +819,9 @@ json loss_section(int rounds, double secs, const KernelInfo& k, const Topology& 
                    g_loss_session.sample_freq);
     if (g_loss_session.time_every_run)
         fmt::print("  NOT the default session: every program run timed (--loss-time-every-run)\n");
+    if (g_loss_every_run_arm)
+        fmt::print("  three arms a round: without, with the session, with the session timing every run "
+                   "(--loss-every-run-arm)\n");
     // The session's own statistics window, not this process's: the bench's
     // descriptor would time every run of the "with" arm.
     g_run_stats.off();
@@ -1024,7 +1093,7 @@ int main(int argc, char** argv) {
     Args args("bench_overhead",
               "bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
               "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,workload,loss,agent] "
-              "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run]",
+              "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run | --loss-every-run-arm]",
               argc, argv);
     while (args.next()) {
         if (args.is("--smoke")) smoke = true;
@@ -1038,6 +1107,7 @@ int main(int argc, char** argv) {
         else if (args.is("--loss-duration")) loss_secs = args.double_value();
         else if (args.is("--loss-sample-hz")) g_loss_session.sample_freq = args.int_value();
         else if (args.is("--loss-time-every-run")) g_loss_session.time_every_run = true;
+        else if (args.is("--loss-every-run-arm")) g_loss_every_run_arm = true;
         else if (args.is("--only")) {
             std::stringstream ss(args.value());
             for (std::string s; std::getline(ss, s, ',');) only.insert(s);
@@ -1049,7 +1119,14 @@ int main(int argc, char** argv) {
         pairs = 1;
         secs = 1;
         loss_rounds = 2;
-        loss_secs = 0.5;
+        // A second: the session's statistics window (100 ms at a random point
+        // of each second) falls in every run, so the account is never empty.
+        loss_secs = 1;
+    }
+    if (g_loss_every_run_arm && g_loss_session.time_every_run) {
+        fmt::print(stderr, "bench_overhead: --loss-every-run-arm adds an arm timing every run to the default "
+                           "session's; with --loss-time-every-run both arms would be the same: give one of them\n");
+        return 2;
     }
     if (pairs < 1 || secs <= 0 || loss_rounds < 2 || loss_secs <= 0) {
         fmt::print(stderr, "bench_overhead: --pairs, --duration and --loss-duration must be positive, --loss-rounds at least 2\n");
