@@ -1122,6 +1122,8 @@ int main(int argc, char** argv) {
         // A second: the session's statistics window (100 ms at a random point
         // of each second) falls in every run, so the account is never empty.
         loss_secs = 1;
+        // The smoke checks that every part runs, the third loss arm included.
+        g_loss_every_run_arm = !g_loss_session.time_every_run;
     }
     if (g_loss_every_run_arm && g_loss_session.time_every_run) {
         fmt::print(stderr, "bench_overhead: --loss-every-run-arm adds an arm timing every run to the default "
@@ -1350,7 +1352,7 @@ int main(int argc, char** argv) {
     // with a goal ran (--only cost).
     // An idle machine's busy share may be 0.
     FigureRules rules{{"added_ns_per_hit", "throughput_loss_pct", "cpu_per_op_added_pct", "bpf_run_time_pct",
-                       "run_stats_price_pct", "run_stats_price_ns_per_run", "busy_pct_before"},
+                       "run_stats_price_pct", "over_window_pct", "run_stats_price_ns_per_run", "busy_pct_before"},
                       {"missed", "notes", "summary"}};
     return finish("bench_overhead", out, json_path, sections, g_failures, rules);
 }
