@@ -141,8 +141,8 @@ void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, doubl
                           100.0 * double(timed) / double(runs));
     // Any stretch of a second holds part of a window; a shorter one may hold none.
     if (!cost.empty() && runs == 0 && seconds < 1.0)
-        os << "  no run timed: the run statistics are on for 100 ms at a random point of each second, and this "
-              "session ended before them (`hotline cost` times every run)\n";
+        os << "  no run timed: the run statistics are on for 100 ms at a random point of each second, which a "
+              "session under a second can miss (`hotline cost` times every run)\n";
 }
 
 }  // namespace hotline
