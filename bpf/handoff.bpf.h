@@ -15,6 +15,7 @@
 #define HOTLINE_HANDOFF_BPF_H
 
 #include "common.bpf.h"
+#include "cpus.bpf.h"
 
 /* Set before load. */
 const volatile __u32 hl_obj_mode = HL_OBJ_NONE;
@@ -22,7 +23,6 @@ const volatile __u32 hl_obj_arg = 0;
 const volatile __u32 hl_obj_is_work = 0;    /* object is a work_struct: remember ->func */
 const volatile __u32 hl_handoff_sample = 1; /* track objects whose hash % N == 0 */
 const volatile __u32 hl_remote_arg = HL_ARG_NONE; /* argument holding a requested CPU */
-const volatile __u32 hl_nr_cpus = 0;
 const volatile __u32 hl_owner_sets = 1;     /* sets in the owner table (power of two) */
 
 /* Mmapable: the kernel then page-aligns the values, so a set (two 32-byte ways)
@@ -82,8 +82,7 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 		return;
 	cpu = bpf_get_smp_processor_id();
 	hc->tracked++;
-	if (req_cpu >= 0 && req_cpu < hl_nr_cpus && req_cpu != cpu)
-		hc->remote++;
+	hc->remote += hl_other_cpu(req_cpu, cpu);
 	o = w0->obj == obj ? w0 : w1->obj == obj ? w1 : NULL;
 	/* Same CPU, so same node: the common case needs no node lookup (a helper call). */
 	if (o && HL_CPU_OF(o->cpu_node) == HL_CPU_OF(cpu)) {

@@ -10,35 +10,58 @@
  * between CPUs on kernels whose data packets carry noref dsts.
  *
  * Each comes as a counting-only program and a _track program (counting plus
- * handoff tracking); the agent loads one of the two.  The counting programs
+ * handoff tracking); the agent loads one of the two.  queue_work_on's come with
+ * the workqueue attribution's queue side too (_wq), for sessions that attribute
+ * work.  The counting programs
  * read no .rodata and use fixed slots of the shared `hits` map, as at the
  * event rates of a live system every cache line a program touches is usually
  * cold (docs/overhead.md, "Where the time goes"). */
 #include "hits.bpf.h"
 #include "handoff.bpf.h"
+#include "workq.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-static __always_inline void hl_queue_work(int req_cpu, struct work_struct *work, bool track)
+/* attribute: also the workqueue attribution's queue side (workq.bpf.h), in the
+ * session's workqueue object's maps, so that hl_wq_queue need not run too. */
+static __always_inline void hl_queue_work(int req_cpu, struct work_struct *work, bool track, bool attribute)
 {
-	hl_count_slot(HL_SLOT_QUEUE_WORK);
 	/* The work item was just written by the caller: a direct load of its
 	 * function is a cache hit, where a probe read inside the tracker is not. */
+	__u64 func = (__u64)work->func;
+
+	hl_count_slot(HL_SLOT_QUEUE_WORK);
 	if (track)
-		hl_track_aux((__u64)work, req_cpu, (__u64)work->func);
+		hl_track_aux((__u64)work, req_cpu, func);
+	if (attribute)
+		hl_wq_queued(work, func, hl_other_cpu(req_cpu, bpf_get_smp_processor_id()));
 }
 
 SEC("tp_btf/workqueue_queue_work")
 int BPF_PROG(hl_tp_queue_work, int req_cpu, struct pool_workqueue *pwq, struct work_struct *work)
 {
-	hl_queue_work(req_cpu, work, false);
+	hl_queue_work(req_cpu, work, false, false);
 	return 0;
 }
 
 SEC("tp_btf/workqueue_queue_work")
 int BPF_PROG(hl_tp_queue_work_track, int req_cpu, struct pool_workqueue *pwq, struct work_struct *work)
 {
-	hl_queue_work(req_cpu, work, true);
+	hl_queue_work(req_cpu, work, true, false);
+	return 0;
+}
+
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_tp_queue_work_wq, int req_cpu, struct pool_workqueue *pwq, struct work_struct *work)
+{
+	hl_queue_work(req_cpu, work, false, true);
+	return 0;
+}
+
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_tp_queue_work_track_wq, int req_cpu, struct pool_workqueue *pwq, struct work_struct *work)
+{
+	hl_queue_work(req_cpu, work, true, true);
 	return 0;
 }
 

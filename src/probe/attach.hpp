@@ -39,6 +39,14 @@ struct SampledTarget {
     SymRange range;
 };
 
+// The workqueue attribution's maps, from the session's workqueue object (loaded
+// before planning), for a proxy that does the attribution's queue side itself.
+struct WorkqMaps {
+    int counts_fd = -1, funcs_fd = -1, queued_fd = -1;
+    bool queue_side_taken = false;  // a proxy program does it: hl_wq_queue is not attached
+    bool available() const { return counts_fd >= 0 && funcs_fd >= 0 && queued_fd >= 0; }
+};
+
 // What every mechanism's attach sees, and where it leaves what it attached.
 struct AttachEnv {
     AttachEnv(const KernelInfo& k, const Topology& t, const SessionOptions& o, const std::map<std::string, int>& ids,
@@ -53,6 +61,7 @@ struct AttachEnv {
     const std::map<std::string, int>& func_ids;
     BackgroundKallsyms& ksyms;
     int hits_fd;  // the session's shared `hits` map
+    WorkqMaps workq;
     std::vector<Attached> attached;
     std::vector<SampledTarget> sampled;
 

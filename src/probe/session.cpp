@@ -124,9 +124,11 @@ PlanFacts plan_facts(const KernelInfo& kernel, bool have_btf) {
 class RealAttacher final : public Attacher {
 public:
     RealAttacher(const KernelInfo& k, const Topology& topo, const std::map<std::string, int>& func_ids,
-                 BackgroundKallsyms& ksyms, const SessionOptions& opts, int hits_fd)
+                 BackgroundKallsyms& ksyms, const SessionOptions& opts, int hits_fd, WorkqMaps workq)
         : env_(k, topo, opts, func_ids, ksyms, hits_fd),
-          mechanisms_{make_fentry_attach(), make_kprobe_attach(), make_proxy_attach(), make_sampling_attach()} {}
+          mechanisms_{make_fentry_attach(), make_kprobe_attach(), make_proxy_attach(), make_sampling_attach()} {
+        env_.workq = workq;
+    }
 
     FunctionFacts function_facts(const TargetDef& t) override {
         FunctionFacts f;
@@ -148,6 +150,7 @@ public:
 
     std::vector<Attached> take_attached() { return std::move(env_.attached); }
     const std::vector<SampledTarget>& sampled() const { return env_.sampled; }
+    bool workq_queue_side_taken() const { return env_.workq.queue_side_taken; }
 
 private:
     AttachEnv env_;
@@ -171,9 +174,15 @@ Result<std::unique_ptr<WorkqSkeleton>> load_workq() {
     return s;
 }
 
-Result<std::unique_ptr<LoadedObject>> attach_workq_object(WorkqSkeleton& s) {
+// queue_side_in_proxy: the queue_work_on proxy's program does hl_wq_queue's work.
+Result<std::unique_ptr<LoadedObject>> attach_workq_object(WorkqSkeleton& s, bool queue_side_in_proxy) {
+    bpf_program__set_autoattach(s->progs.hl_wq_queue, !queue_side_in_proxy);
     if (int err = hl_workq_bpf::attach(s.get())) return make_error("workqueue attribution: attach", err);
     return s.release();
+}
+
+WorkqMaps workq_maps(const WorkqSkeleton& s) {
+    return {bpf_map__fd(s->maps.workq), bpf_map__fd(s->maps.work_funcs), bpf_map__fd(s->maps.queued_at)};
 }
 
 class SessionImpl final : public Session {
@@ -224,6 +233,7 @@ private:
     std::unique_ptr<LoadedObject> workq_;
     // Loaded before planning, attached after it when a planned target wants it.
     std::optional<Result<std::unique_ptr<WorkqSkeleton>>> workq_loaded_;
+    bool workq_queue_in_proxy_ = false;  // hl_wq_queue's work is done by the queue_work_on proxy
     mutable std::mutex read_mu_;  // one read() at a time
     int stats_fd_ = -1;  // time_every_run
     std::unique_ptr<RunStatsWindow::Member> stats_window_;  // otherwise
@@ -237,12 +247,16 @@ Status SessionImpl::plan_and_attach(const std::vector<TargetDef>& targets, const
     // writes a cache line that the busy ones keep warm.
     hits_fd_ = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "hits", sizeof(std::uint32_t), sizeof(hl_hits), 1, nullptr);
     if (hits_fd_ < 0) return make_error("creating the hit-counter map", errno);
-    RealAttacher attacher(kernel, topo_, btf.func_ids, ksyms, opts_, hits_fd_);
+    // The queue_work_on proxy does the attribution's queue side in the workqueue
+    // object's maps when that object is loaded (it is only when attribution is on).
+    WorkqMaps workq = workq_loaded_ && *workq_loaded_ ? workq_maps(***workq_loaded_) : WorkqMaps{};
+    RealAttacher attacher(kernel, topo_, btf.func_ids, ksyms, opts_, hits_fd_, workq);
     PlanOptions po;
     po.forced = opts_.forced;
     po.absent_is_error = !opts_.targets.empty() || !opts_.funcs.empty();
     auto plan = make_plan(targets, plan_facts(kernel, btf.have_btf), attacher, po);
     attached_ = attacher.take_attached();
+    workq_queue_in_proxy_ = attacher.workq_queue_side_taken();
     if (!plan) return plan.error();  // attached_ is torn down with the session
     plan_ = std::move(*plan);
     sampled_ = attacher.sampled();
@@ -305,12 +319,16 @@ void SessionImpl::attach_workq(const std::vector<TargetDef>& targets) {
         return;
     }
     if (!loaded) loaded = load_workq();
-    auto obj = *loaded ? attach_workq_object(***loaded) : Result<std::unique_ptr<LoadedObject>>(loaded->error());
+    auto obj = *loaded ? attach_workq_object(***loaded, workq_queue_in_proxy_)
+                       : Result<std::unique_ptr<LoadedObject>>(loaded->error());
     if (!obj) {
         info_.workq = obj.error().message();
     } else {
         workq_ = std::move(*obj);
-        info_.workq = "attached: tp_btf workqueue_queue_work, workqueue_execute_start, irq_handler_entry";
+        info_.workq = workq_queue_in_proxy_ ? "attached: tp_btf workqueue_queue_work (in the queue_work_on proxy's "
+                                              "program), workqueue_execute_start, irq_handler_entry"
+                                            : "attached: tp_btf workqueue_queue_work, workqueue_execute_start, "
+                                              "irq_handler_entry";
     }
 }
 
@@ -332,8 +350,10 @@ template <class Fn>
 void SessionImpl::for_each_program(Fn&& fn) const {
     for (auto& a : attached_)
         for (auto& pname : a.programs) fn(*a.obj, a.target, pname);
-    if (workq_)
-        for (const char* p : {"hl_wq_queue", "hl_wq_execute", "hl_wq_irq"}) fn(*workq_, "(workqueue)", p);
+    if (workq_) {
+        if (!workq_queue_in_proxy_) fn(*workq_, "(workqueue)", "hl_wq_queue");
+        for (const char* p : {"hl_wq_execute", "hl_wq_irq"}) fn(*workq_, "(workqueue)", p);
+    }
     if (sampling_) fn(*sampling_, "(sampling)", "hl_sample");
 }
 

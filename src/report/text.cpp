@@ -123,12 +123,17 @@ void render_log2_hist(std::ostream& os, const Log2Hist& h, const std::string& un
 
 void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, double seconds) {
     os << "probe cost (BPF run statistics of hotline's own programs)\n";
-    os << fmt::format("  {:<16} {:<20} {:>12} {:>10} {:>10} {:>8}\n", "TARGET", "PROGRAM", "RUNS", "NS/RUN",
-                      "CPU %", "DROPS");
+    std::size_t target_w = 16, program_w = 20;
+    for (auto& c : cost) {
+        target_w = std::max(target_w, c.target.size());
+        program_w = std::max(program_w, c.program.size());
+    }
+    os << fmt::format("  {:<{}} {:<{}} {:>12} {:>10} {:>10} {:>8}\n", "TARGET", target_w, "PROGRAM", program_w, "RUNS",
+                      "NS/RUN", "CPU %", "DROPS");
     for (auto& c : cost) {
         double cpu = seconds > 0 ? 100.0 * double(c.run_time_ns) / (seconds * 1e9) : 0;
-        os << fmt::format("  {:<16} {:<20} {:>12} {:>10.1f} {:>10.4f} {:>8}\n", c.target, c.program, c.run_cnt,
-                          c.ns_per_run(), cpu, c.recursion_misses);
+        os << fmt::format("  {:<{}} {:<{}} {:>12} {:>10.1f} {:>10.4f} {:>8}\n", c.target, target_w, c.program,
+                          program_w, c.run_cnt, c.ns_per_run(), cpu, c.recursion_misses);
     }
     std::uint64_t runs = 0, timed = 0;
     for (auto& c : cost) {

@@ -93,6 +93,8 @@ const std::vector<TargetDef>& builtin_targets() {
                 .programs = {{.tracepoint = "workqueue_queue_work",
                               .count = "hl_tp_queue_work",
                               .track = "hl_tp_queue_work_track",
+                              .count_wq = "hl_tp_queue_work_wq",
+                              .track_wq = "hl_tp_queue_work_track_wq",
                               .empty = "hl_empty_tp_queue_work",
                               .fidelity = Fidelity::kExact,
                               .sees = "fires in __queue_work for every queue_work_on"}},
@@ -117,7 +119,8 @@ const ProxyProgram* find_proxy_program(std::string_view program) {
     for (auto& t : builtin_targets()) {
         if (!t.proxy) continue;
         for (auto& p : t.proxy->programs)
-            if (p.count == program || p.track == program) return &p;
+            for (auto* name : {&p.count, &p.track, &p.count_wq, &p.track_wq})
+                if (!name->empty() && *name == program) return &p;
     }
     return nullptr;
 }

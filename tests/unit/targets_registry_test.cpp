@@ -55,6 +55,14 @@ TEST(TargetsRegistry, EveryProxyNamesItsProgramsAndSlot) {
             EXPECT_GE(int(t.proxy->fidelity), int(p.fidelity)) << p.tracepoint;
             EXPECT_EQ(find_proxy_program(p.count), &p);
             EXPECT_EQ(find_proxy_program(p.track), &p);
+            // The workqueue attribution's queue side in the proxy: both or neither, and
+            // only where the target attributes work.
+            EXPECT_EQ(p.count_wq.empty(), p.track_wq.empty()) << p.tracepoint;
+            if (!p.track_wq.empty()) {
+                EXPECT_TRUE(t.workqueue_attribution) << p.track_wq;
+                EXPECT_EQ(find_proxy_program(p.count_wq), &p);
+                EXPECT_EQ(find_proxy_program(p.track_wq), &p);
+            }
         }
         EXPECT_LT(t.proxy->hits_slot, std::uint32_t(HL_FIRST_SLOT)) << "slots from HL_FIRST_SLOT on are for direct probes";
         EXPECT_TRUE(slots.insert(t.proxy->hits_slot).second) << "two proxies count into one slot";
@@ -74,6 +82,15 @@ TEST(TargetsRegistry, DstReleaseSeesSocketHeldRoutesWhereFentryIsRefused) {
     bool in_dst_release = false;
     for (auto& q : t->proxy->programs) in_dst_release |= &q == p;
     EXPECT_TRUE(in_dst_release);
+}
+
+TEST(TargetsRegistry, QueueWorkOnsProxyCanDoTheQueueSideOfTheAttribution) {
+    const TargetDef* t = find_target("queue_work_on");
+    ASSERT_NE(t, nullptr);
+    ASSERT_TRUE(t->proxy);
+    ASSERT_EQ(t->proxy->programs.size(), 1u);
+    EXPECT_EQ(t->proxy->programs[0].track_wq, "hl_tp_queue_work_track_wq");
+    EXPECT_EQ(find_proxy_program(""), nullptr) << "an empty name is no program";
 }
 
 TEST(TargetsRegistry, FindsTargetsAndProxyPrograms) {

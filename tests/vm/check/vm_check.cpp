@@ -6,6 +6,7 @@
 // Exit 0 when every check of NAME holds, 1 otherwise (with the guest output and
 // console tails), 2 on bad usage.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -1477,18 +1478,33 @@ void check_proxy_nodes(Checks& c, const fs::path& dir) {
     check_queue_proxy(c, r);
 }
 
-void check_workqueue_nodes(Checks& c, const fs::path& dir) {
-    GuestResult r = load_result(dir, "workqueue-nodes");
-    if (!reported(c, r)) return;
-    auto doc = load_json(c, r, "workq.json");
+// The programs a recording's cost table lists: what the session loaded.
+std::vector<std::string> loaded_programs(const json& doc) {
+    std::vector<std::string> out;
+    const json* cost = at(doc, {"cost"});
+    if (cost && cost->is_array())
+        for (auto& p : *cost)
+            if (p.is_object()) out.push_back(p.value("program", ""));
+    return out;
+}
+
+// One recording of the writes: totals.workqueue, whichever program queued.
+void check_workq_recording(Checks& c, const GuestResult& r, const std::string& file, const std::string& queue_program) {
+    auto doc = load_json(c, r, file);
     if (!doc) return;
     const json* w = at(*doc, {"totals", "workqueue"});
     if (!w) {
-        c.fail("workq.json has totals.workqueue (seen: missing)");
+        c.fail(file + " has totals.workqueue (seen: missing)");
         return;
     }
-    expect_per_write(c, "work queued per queueing CPU (workqueue.queued)", json_per_cpu(at(*w, {"queued"})), kRefreshCpus);
-    expect_per_write(c, "work queued for another CPU (workqueue.remote)", json_per_cpu(at(*w, {"remote"})),
+    auto programs = loaded_programs(*doc);
+    auto loaded = [&](const std::string& p) { return std::find(programs.begin(), programs.end(), p) != programs.end(); };
+    const std::string other = queue_program == "hl_wq_queue" ? "hl_tp_queue_work_wq" : "hl_wq_queue";
+    c.expect(loaded(queue_program) && !loaded(other), file + ": the queue side in " + queue_program + ", not " + other,
+             fmt::format("programs {}", fmt::join(programs, ", ")));
+    expect_per_write(c, file + ": work queued per queueing CPU (workqueue.queued)", json_per_cpu(at(*w, {"queued"})),
+                     kRefreshCpus);
+    expect_per_write(c, file + ": work queued for another CPU (workqueue.remote)", json_per_cpu(at(*w, {"remote"})),
                      kRefreshCpus - 1);
     double writes = 0;
     for (auto v : kRefreshWrites) writes += v;
@@ -1499,17 +1515,27 @@ void check_workqueue_nodes(Checks& c, const fs::path& dir) {
     // 6.1 80 writes gave 83-138 executions per CPU.
     double most = 2 * writes + kWorkNoiseCalls + kWorkNoiseShare * writes;
     c.expect(std::all_of(executed.begin(), executed.end(), [&](double v) { return v >= writes && v <= most; }),
-             fmt::format("every CPU executed one refresh_vm_stats item per write, on itself: {:.0f}..{:.0f} (items, "
-                         "flush barriers, other work)", writes, most),
+             fmt::format("{}: every CPU executed one refresh_vm_stats item per write, on itself: {:.0f}..{:.0f} "
+                         "(items, flush barriers, other work)",
+                         file, writes, most),
              "executed per CPU " + per_cpu(executed));
     const json* fn = at(*w, {"work_functions", "refresh_vm_stats"});
     c.expect(fn && fn->is_number() && fn->get<double>() == kRefreshCpus * writes,
-             fmt::format("work function refresh_vm_stats queued exactly {:.0f} times", kRefreshCpus * writes), show(fn));
+             fmt::format("{}: work function refresh_vm_stats queued exactly {:.0f} times", file, kRefreshCpus * writes),
+             show(fn));
     const json* lat = at(*w, {"queue_to_execute", "count"});
     c.expect(lat && lat->is_number() && lat->get<double>() >= kRefreshCpus * writes,
-             fmt::format("at least {:.0f} queue-to-execute times measured (each item queued and run inside the "
-                         "recording)", kRefreshCpus * writes),
+             fmt::format("{}: at least {:.0f} queue-to-execute times measured (each item queued and run inside the "
+                         "recording)",
+                         file, kRefreshCpus * writes),
              show(lat));
+}
+
+void check_workqueue_nodes(Checks& c, const fs::path& dir) {
+    GuestResult r = load_result(dir, "workqueue-nodes");
+    if (!reported(c, r)) return;
+    check_workq_recording(c, r, "workq.json", "hl_wq_queue");
+    check_workq_recording(c, r, "workq-proxy.json", "hl_tp_queue_work_wq");
 }
 
 // numa-local's irq_affinity change on the guest's device IRQ (--irqs-of): refused

@@ -20,6 +20,11 @@ struct ProxyProgram {
     std::string tracepoint{};  // tp_btf attach point, e.g. "consume_skb"
     std::string count{};       // counting only: reads no .rodata, counts into a fixed slot
     std::string track{};       // counting plus handoff tracking
+    // The same two that also do the workqueue attribution's queue side (bpf/workq.bpf.h),
+    // for a target with workqueue_attribution: one program on the tracepoint, not two.
+    // "": this tracepoint has none.
+    std::string count_wq{};
+    std::string track_wq{};
     std::string empty{};       // empty program on the same tracepoint: the floor `cost` prices against
     // What `cost` attaches first on this tracepoint ("": the empty program), so that
     // cold dispatch code and cold lines are not charged to the first measured variant.
