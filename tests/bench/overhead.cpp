@@ -187,10 +187,9 @@ struct Bpftrace {
         if (child) stop(*child);
         if (!out_path.empty()) unlink(out_path.c_str());
     }
-    // bpftrace 0.17 loses a SIGINT that lands between its check of the exit flag
-    // and its epoll_wait, which then never returns for a script that prints
-    // nothing (seen: one run in four hung): SIGINT again until it exits, SIGKILL
-    // after 10 s.
+    // bpftrace 0.17 can lose a SIGINT (one landing between its check of the exit
+    // flag and its epoll_wait, which never returns for a script that prints
+    // nothing): SIGINT again until it exits, SIGKILL after 10 s.
     static void stop(ChildProcess& c) {
         int st;
         for (int i = 0; i < 50; ++i) {
