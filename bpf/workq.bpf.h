@@ -2,9 +2,9 @@
 /* The workqueue attribution's maps and its queue-side body.  Two objects carry
  * them: the workqueue object (hl_wq_queue, hl_wq_execute, hl_wq_irq) and the
  * proxy object, whose queue_work_on program does the queue side itself when the
- * session attributes work (one program on workqueue_queue_work, not two: at a few
- * hundred work items a second each program's dispatch and code run cold).  The
- * proxy object then reuses the workqueue object's maps. */
+ * session attributes work (one program on workqueue_queue_work, not two: one
+ * dispatch, and the work item's function loaded once; docs/overhead.md has what
+ * it saves).  The proxy object then reuses the workqueue object's maps. */
 #ifndef HOTLINE_WORKQ_BPF_H
 #define HOTLINE_WORKQ_BPF_H
 
