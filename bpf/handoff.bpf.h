@@ -4,11 +4,11 @@
  *
  * The one shared structure is a bounded owner table with one slot per live
  * object, written only when the object's owner (last CPU to touch it) changes
- * or the object replaces another.  It is a 2-way set-associative array, not a
- * hash map: a lookup is an index and two compares, with no locks (an LRU hash
- * map takes a spinlock on insert, which is contention of its own).  In a full
- * set the way whose owner changed longest ago is replaced and counted as an
- * eviction.  Slot contents are best effort (plain stores, no atomics: an atomic
+ * or the object replaces another.  It is a 4-way set-associative array, not a
+ * hash map: a lookup is an index and up to four compares, with no locks (an LRU
+ * hash map takes a spinlock on insert, which is contention of its own).  In a
+ * full set the way whose owner changed longest ago is replaced and counted as
+ * an eviction.  Slot contents are best effort (plain stores, no atomics: an atomic
  * here would add the very contention being measured); the per-CPU totals are
  * exact. */
 #ifndef HOTLINE_HANDOFF_BPF_H
@@ -25,23 +25,23 @@ const volatile __u32 hl_handoff_sample = 1; /* track objects whose hash % N == 0
 const volatile __u32 hl_remote_arg = HL_ARG_NONE; /* argument holding a requested CPU */
 const volatile __u32 hl_owner_sets = 1;     /* sets in the owner table (power of two) */
 
-/* Mmapable: the kernel then page-aligns the values, so a set (two 32-byte ways)
- * is exactly one cache line, and the agent scans the table in its mapping.
- * The agent sizes it before load. */
+/* Mmapable: the kernel then page-aligns the values, so a set (four 32-byte
+ * ways) is two cache lines of one page, and the agent scans the table in its
+ * mapping.  The agent sizes it before load: one value per set. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct hl_owner);
+	__type(value, struct hl_owner_set);
 } owners SEC(".maps");
 
-/* Work items: the work function of the object in the same way of `owners`,
- * written only when a work item is inserted.  Mmapable, so that the agent reads
- * both tables from their mappings. */
+/* Work items: the work function of the object in the same way of `owners`
+ * (index set * HL_OWNER_WAYS + way), written only when a work item is inserted.
+ * Mmapable, so that the agent reads both tables from their mappings. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, HL_OWNER_WAYS);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -54,14 +54,64 @@ struct {
 	__type(value, struct hl_handoff_counts);
 } handoffs SEC(".maps");
 
+/* The way of `s` holding `obj`, or HL_OWNER_WAYS (obj is never 0). */
+static __always_inline __u32 hl_owner_find(const struct hl_owner_set *s, __u64 obj)
+{
+#pragma unroll
+	for (__u32 i = 0; i < HL_OWNER_WAYS; i++)
+		if (s->w[i].obj == obj)
+			return i;
+	return HL_OWNER_WAYS;
+}
+
+/* The way to give a new object: an empty one, else the one whose owner changed
+ * longest ago (wrap-safe jiffies). */
+static __always_inline __u32 hl_owner_victim(const struct hl_owner_set *s)
+{
+	__u32 v = 0;
+
+#pragma unroll
+	for (__u32 i = 0; i < HL_OWNER_WAYS; i++) {
+		if (!s->w[i].obj)
+			return i;
+		if ((__s32)(s->w[i].stamp - s->w[v & (HL_OWNER_WAYS - 1)].stamp) < 0)
+			v = i;
+	}
+	return v;
+}
+
+static __always_inline void hl_owner_insert(struct hl_owner_set *s, __u32 set, __u64 obj, __u32 cpu_node,
+					    __u64 aux, struct hl_handoff_counts *hc)
+{
+	__u32 way = hl_owner_victim(s) & (HL_OWNER_WAYS - 1), k;
+	struct hl_owner *victim = &s->w[way];
+	__u64 *ax;
+
+	if (victim->obj)
+		hc->evicted++;
+	victim->cpu_node = cpu_node;
+	victim->handoffs = 0;
+	victim->cross_node = 0;
+	victim->stamp = (__u32)bpf_jiffies64();
+	victim->obj = obj;
+	if (hl_obj_is_work) {
+		k = set * HL_OWNER_WAYS + way;
+		ax = bpf_map_lookup_elem(&owner_aux, &k);
+		if (ax)
+			*ax = aux ? aux : (__u64)BPF_CORE_READ((struct work_struct *)obj, func);
+	}
+	hc->new_objects++;
+}
+
 /* aux: a work item's function when the caller could read it directly (tp_btf),
  * else 0 and it is read here, only when the object is inserted. */
 static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 {
 	struct hl_handoff_counts *hc;
-	struct hl_owner *w0, *w1, *o, *victim;
-	__u32 zero = 0, cpu, node, prev, set, k0, k1, k, cpu_node;
-	__u64 h, *ax;
+	struct hl_owner_set *s;
+	struct hl_owner *o;
+	__u32 zero = 0, cpu, node, prev, set, way;
+	__u64 h;
 
 	if (!obj)
 		return;
@@ -74,42 +124,24 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 	if (hl_handoff_sample > 1 && (h >> 16) % hl_handoff_sample)
 		return;
 	set = h & (hl_owner_sets - 1);
-	k0 = set * 2;
-	k1 = k0 + 1;
-	w0 = bpf_map_lookup_elem(&owners, &k0);
-	w1 = bpf_map_lookup_elem(&owners, &k1);
-	if (!w0 || !w1)
+	s = bpf_map_lookup_elem(&owners, &set);
+	if (!s)
 		return;
 	cpu = bpf_get_smp_processor_id();
 	hc->tracked++;
 	hc->remote += hl_other_cpu(req_cpu, cpu);
-	o = w0->obj == obj ? w0 : w1->obj == obj ? w1 : NULL;
+	way = hl_owner_find(s, obj);
 	/* Same CPU, so same node: the common case needs no node lookup (a helper call). */
-	if (o && HL_CPU_OF(o->cpu_node) == HL_CPU_OF(cpu)) {
+	if (way < HL_OWNER_WAYS && HL_CPU_OF(s->w[way & (HL_OWNER_WAYS - 1)].cpu_node) == HL_CPU_OF(cpu)) {
 		hc->same_cpu++;
 		return;
 	}
 	node = bpf_get_numa_node_id();
-	cpu_node = HL_CPU_NODE(cpu, node);
-	if (!o) {
-		/* The way whose owner changed longest ago (wrap-safe jiffies). */
-		k = !w0->obj ? k0 : !w1->obj ? k1 : (__s32)(w0->stamp - w1->stamp) <= 0 ? k0 : k1;
-		victim = k == k0 ? w0 : w1;
-		if (victim->obj)
-			hc->evicted++;
-		victim->cpu_node = cpu_node;
-		victim->handoffs = 0;
-		victim->cross_node = 0;
-		victim->stamp = (__u32)bpf_jiffies64();
-		victim->obj = obj;
-		if (hl_obj_is_work) {
-			ax = bpf_map_lookup_elem(&owner_aux, &k);
-			if (ax)
-				*ax = aux ? aux : (__u64)BPF_CORE_READ((struct work_struct *)obj, func);
-		}
-		hc->new_objects++;
+	if (way >= HL_OWNER_WAYS) {
+		hl_owner_insert(s, set, obj, HL_CPU_NODE(cpu, node), aux, hc);
 		return;
 	}
+	o = &s->w[way & (HL_OWNER_WAYS - 1)];
 	prev = HL_NODE_OF(o->cpu_node);
 	if (prev == node) {
 		hc->cross_cpu++;
@@ -119,7 +151,7 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 	}
 	hl_inc_clamped(hc->from_node, prev);
 	o->handoffs++;
-	o->cpu_node = cpu_node;
+	o->cpu_node = HL_CPU_NODE(cpu, node);
 	o->stamp = (__u32)bpf_jiffies64();
 }
 

@@ -32,7 +32,10 @@ struct hl_queued {
 	__u64 at_ns;
 };
 
-#define HL_QUEUED_SLOTS 8192 /* power of two */
+/* Power of two; 16 KiB, under the 32 KiB up to which the kernel allocates an
+ * array with kmalloc: a few pages of its direct map, kept recently touched
+ * (docs/overhead.md, "Pages"). */
+#define HL_QUEUED_SLOTS 1024
 
 /* Work items waiting to run, each in the slot its address hashes to: written at
  * queue, cleared at execute.  A direct-mapped array, not a hash map: a queue or

@@ -110,13 +110,13 @@ bool configure_tracking(S* s, const TargetDef& t, const SessionOptions& o, bool 
     s->rodata->hl_handoff_sample = std::uint32_t(std::max(1, o.handoff_sample));
     s->rodata->hl_remote_arg = t.remote_cpu_arg < 0 ? HL_ARG_NONE : std::uint32_t(t.remote_cpu_arg);
     s->rodata->hl_nr_cpus = std::uint32_t(libbpf_num_possible_cpus());
-    // The owner table is a set-associative array of 2-way sets: a power-of-two
-    // number of sets covering at least the requested size.
-    std::uint32_t cap = 2;
+    // The owner table: a power-of-two number of sets of HL_OWNER_WAYS ways,
+    // at least the requested number of ways; one map value per set.
+    std::uint32_t cap = HL_OWNER_WAYS;
     while (cap < o.owner_capacity && cap < (1u << 22)) cap <<= 1;
-    if (!on) cap = 2;
-    s->rodata->hl_owner_sets = cap / 2;
-    bpf_map__set_max_entries(s->maps.owners, cap);
+    if (!on) cap = HL_OWNER_WAYS;
+    s->rodata->hl_owner_sets = cap / HL_OWNER_WAYS;
+    bpf_map__set_max_entries(s->maps.owners, cap / HL_OWNER_WAYS);
     bpf_map__set_max_entries(s->maps.owner_aux, cap);
     return on;
 }

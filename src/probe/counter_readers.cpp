@@ -109,7 +109,7 @@ Status CounterReader::read_handoffs(const Attached& a, TargetCounters& c, std::v
     bpf_map* m = bpf_object__find_map_by_name(a.obj->obj(), "owners");
     bpf_map* mx = bpf_object__find_map_by_name(a.obj->obj(), "owner_aux");
     if (!m || !mx) return make_error("no owner table in the object of " + a.target, ENOENT);
-    h.capacity = bpf_map__max_entries(m);
+    h.capacity = bpf_map__max_entries(m) * HL_OWNER_WAYS;
     h.sample = std::max(1, handoff_sample_);
     if (!a.owners_view) {
         auto v = map_view(m);

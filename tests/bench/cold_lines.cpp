@@ -1,7 +1,8 @@
 // Where a counting program's time goes on a live tracepoint: programs that differ
 // by one cache line touched (tests/bench/bpf/lines.bpf.c), attached behind a lead program in
-// forward and reverse order on workqueue_queue_work, driven by vm.stat_refresh
-// writes back to back (~700/s here; each write waits for the work on every CPU)
+// forward and reverse order on workqueue_queue_work, then programs that differ by the
+// pages they touch and how recently each was touched, driven by vm.stat_refresh
+// writes back to back (each write waits for the work on every CPU)
 // and one write every 20 ms, where more of each line has gone cold between hits.
 // Prints ns per run, never asserts on speed; fails when a program never ran.
 //
@@ -52,6 +53,21 @@ const std::vector<Prog> kForward = {
     {"hl_ln_count", "the proxies' counting body (own `hits`)"},
 };
 
+// Pages: attached after the lines' programs, each on maps of its own.
+const std::vector<Prog> kPages = {
+    {"hl_ln_pg_vm_1page", "6 lines of 1 vmalloc'd page"},
+    {"hl_ln_pg_vm_6pages", "1 line on each of 6 vmalloc'd pages"},
+    {"hl_ln_pg_km_1page", "6 lines of 1 direct-mapped page"},
+    {"hl_ln_pg_km_6pages", "1 line on each of 6 direct-mapped pages"},
+    {"hl_ln_pg_random", "a random number, no line"},
+    {"hl_ln_pg_km_28k", "1 line, random page of 28 KiB direct-mapped"},
+    {"hl_ln_pg_vm_32k", "1 line, random page of 32 KiB vmalloc'd"},
+    {"hl_ln_pg_vm_128k", "1 line, random page of 128 KiB vmalloc'd"},
+    {"hl_ln_pg_vm_512k", "1 line, random page of 512 KiB vmalloc'd"},
+    {"hl_ln_pg_vm_1m", "1 line, random page of 1 MiB vmalloc'd"},
+    {"hl_ln_pg_vm_16m", "1 line, random page of 16 MiB vmalloc'd"},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,6 +96,7 @@ int main(int argc, char** argv) {
                     return 1;
                 }
                 auto seq = lead_then("hl_ln_lead", kForward, std::string(order) == "reverse");
+                for (auto& p : kPages) seq.push_back(p.name);
                 auto attached = attach_in_order(s->obj, seq, "bench_cold_lines");
                 if (!attached) return 1;
                 std::vector<bpf_link*>& links = *attached;
@@ -116,21 +133,22 @@ int main(int argc, char** argv) {
     for (const char* mode : {"back-to-back", "sparse"}) {
         Spread hz = spread(rate[mode]);
         fmt::print("\n{} driver: {:.0f} hits/s per program\n", mode, hz.median);
-        fmt::print("  {:<18} {:<40} {:>22} {:>22}\n", "PROGRAM", "WHAT", "FORWARD", "REVERSE");
-        auto cell = [&](const char* order, const char* n) {
-            return fmt_spread(spread(ns[mode][order][n]), 0);
+        auto cell = [&](const char* order, const char* n) { return fmt_spread(spread(ns[mode][order][n]), 0); };
+        auto row = [&](const char* name, const char* what) {
+            fmt::print("  {:<18} {:<44} {:>22} {:>22}\n", name, what, cell("forward", name), cell("reverse", name));
         };
-        fmt::print("  {:<18} {:<40} {:>22} {:>22}\n", "hl_ln_lead", "empty, attached first", cell("forward", "hl_ln_lead"),
-                   cell("reverse", "hl_ln_lead"));
-        for (auto& p : kForward)
-            fmt::print("  {:<18} {:<40} {:>22} {:>22}\n", p.name, p.what, cell("forward", p.name),
-                       cell("reverse", p.name));
+        fmt::print("  {:<18} {:<44} {:>22} {:>22}\n", "PROGRAM", "WHAT", "FORWARD", "REVERSE");
+        row("hl_ln_lead", "empty, attached first");
+        for (auto& p : kForward) row(p.name, p.what);
+        fmt::print("  pages (after the programs above, in this order either way):\n");
+        for (auto& p : kPages) row(p.name, p.what);
         json m = {{"hits_per_s", hz.median}};
         for (const char* order : {"forward", "reverse"})
             for (auto& [n, v] : ns[mode][order]) m[order][n] = to_json(spread(v));
         out[mode] = m;
     }
     fmt::print("\nIn reverse order the counting body runs first after the lead and pays for its cold lines;\n"
-               "programs that follow on lines already touched cost about as much as the empty one.\n");
+               "programs that follow on lines already touched cost about as much as the empty one.\n"
+               "A page costs more the longer since it was last touched: a random page of a larger region.\n");
     return finish("bench_cold_lines", out, opt.json_path, {"back-to-back", "sparse"}, failures);
 }

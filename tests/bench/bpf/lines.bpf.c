@@ -3,7 +3,10 @@
  * programs that differ by one cache line touched, all on workqueue_queue_work,
  * attached in a chosen order behind a lead program.  At the event rates of a
  * live system the lines a program touches are mostly cold; tests/bench/cold_lines
- * prices each line by the difference between neighbouring programs. */
+ * prices each line by the difference between neighbouring programs.  The
+ * hl_ln_pg_* programs price pages: how many a run touches, in which memory, and
+ * how long ago each was last touched (a page drawn at random from a larger
+ * region was touched less recently). */
 #include "hits.bpf.h"
 #include "empty.bpf.h"
 
@@ -70,3 +73,147 @@ int BPF_PROG(hl_ln_count)
 	hl_count_slot(HL_SLOT_QUEUE_WORK);
 	return 0;
 }
+
+/* Pages.  Each program has maps of its own, so none finds lines another just
+ * touched.  vmalloc'd: mmapable arrays (the kernel maps them in 4 KiB pages,
+ * as it does the owner table).  Direct-mapped: plain arrays of at most 32 KiB,
+ * which the kernel allocates with kmalloc. */
+#define HL_LN_TOUCH 6
+#define HL_LN_CPUS 64
+
+struct hl_ln_page {
+	__u64 v[512];
+};
+
+#define HL_LN_VMALLOC(name, pages)                              \
+	struct {                                                \
+		__uint(type, BPF_MAP_TYPE_ARRAY);               \
+		__uint(max_entries, pages);                     \
+		__uint(map_flags, BPF_F_MMAPABLE);              \
+		__type(key, __u32);                             \
+		__type(value, struct hl_ln_page);               \
+	} name SEC(".maps")
+
+#define HL_LN_KMALLOC(name, pages)                              \
+	struct {                                                \
+		__uint(type, BPF_MAP_TYPE_ARRAY);               \
+		__uint(max_entries, pages);                     \
+		__type(key, __u32);                             \
+		__type(value, struct hl_ln_page);               \
+	} name SEC(".maps")
+
+HL_LN_VMALLOC(ln_vm_one, HL_LN_CPUS);
+HL_LN_VMALLOC(ln_vm_six, HL_LN_CPUS * HL_LN_TOUCH);
+HL_LN_KMALLOC(ln_km_one, 1);
+HL_LN_KMALLOC(ln_km_six, HL_LN_TOUCH);
+/* 7 pages: the array's header must fit under 32 KiB too. */
+HL_LN_KMALLOC(ln_km_28k, 7);
+HL_LN_VMALLOC(ln_vm_32k, 8);
+HL_LN_VMALLOC(ln_vm_128k, 32);
+HL_LN_VMALLOC(ln_vm_512k, 128);
+HL_LN_VMALLOC(ln_vm_1m, 256);
+HL_LN_VMALLOC(ln_vm_16m, 4096);
+
+/* Adds one to a word of an entry (written out at each call site: a key on the
+ * stack in a loop defeats the verifier's bound on the loop). */
+static __always_inline void hl_ln_bump(void *map, __u32 key, __u32 word)
+{
+	struct hl_ln_page *p = bpf_map_lookup_elem(map, &key);
+
+	if (p)
+		p->v[word & 511]++;
+}
+
+/* This CPU's own line of a shared page (CPUs 0-7 apart by 64 bytes). */
+static __always_inline __u32 hl_ln_cpu_word(void)
+{
+	return (bpf_get_smp_processor_id() % 8) * 8;
+}
+
+static __always_inline __u32 hl_ln_random_page(__u32 pages)
+{
+	return bpf_get_prandom_u32() % pages;
+}
+
+/* Six lines of this CPU's own page. */
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_ln_pg_vm_1page)
+{
+	__u32 k = bpf_get_smp_processor_id() % HL_LN_CPUS;
+	struct hl_ln_page *p = bpf_map_lookup_elem(&ln_vm_one, &k);
+
+	if (!p)
+		return 0;
+	for (int i = 0; i < HL_LN_TOUCH; i++)
+		p->v[i * 64]++;
+	return 0;
+}
+
+/* One line on each of six pages of this CPU's own. */
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_ln_pg_vm_6pages)
+{
+	__u32 k = (bpf_get_smp_processor_id() % HL_LN_CPUS) * HL_LN_TOUCH;
+
+	hl_ln_bump(&ln_vm_six, k, 0);
+	hl_ln_bump(&ln_vm_six, k + 1, 0);
+	hl_ln_bump(&ln_vm_six, k + 2, 0);
+	hl_ln_bump(&ln_vm_six, k + 3, 0);
+	hl_ln_bump(&ln_vm_six, k + 4, 0);
+	hl_ln_bump(&ln_vm_six, k + 5, 0);
+	return 0;
+}
+
+/* Six lines of one direct-mapped page (this CPU's 512 bytes of it). */
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_ln_pg_km_1page)
+{
+	__u32 w = hl_ln_cpu_word() * 8;
+
+	hl_ln_bump(&ln_km_one, 0, w);
+	hl_ln_bump(&ln_km_one, 0, w + 8);
+	hl_ln_bump(&ln_km_one, 0, w + 16);
+	hl_ln_bump(&ln_km_one, 0, w + 24);
+	hl_ln_bump(&ln_km_one, 0, w + 32);
+	hl_ln_bump(&ln_km_one, 0, w + 40);
+	return 0;
+}
+
+/* This CPU's line on each of six direct-mapped pages. */
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_ln_pg_km_6pages)
+{
+	__u32 w = hl_ln_cpu_word();
+
+	hl_ln_bump(&ln_km_six, 0, w);
+	hl_ln_bump(&ln_km_six, 1, w);
+	hl_ln_bump(&ln_km_six, 2, w);
+	hl_ln_bump(&ln_km_six, 3, w);
+	hl_ln_bump(&ln_km_six, 4, w);
+	hl_ln_bump(&ln_km_six, 5, w);
+	return 0;
+}
+
+/* The random draw alone, no line: the price of the helper. */
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_ln_pg_random)
+{
+	return hl_ln_random_page(256) == 1000;
+}
+
+/* One line on a page drawn at random, as a hash table's slot is: the larger
+ * the region, the longer since the page was last touched. */
+#define HL_LN_RANDOM_PAGE_PROG(name, map, pages)                          \
+	SEC("tp_btf/workqueue_queue_work")                                \
+	int BPF_PROG(name)                                                \
+	{                                                                 \
+		hl_ln_bump(&map, hl_ln_random_page(pages), hl_ln_cpu_word()); \
+		return 0;                                                 \
+	}
+
+HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_km_28k, ln_km_28k, 7)
+HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_32k, ln_vm_32k, 8)
+HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_128k, ln_vm_128k, 32)
+HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_512k, ln_vm_512k, 128)
+HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_1m, ln_vm_1m, 256)
+HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_16m, ln_vm_16m, 4096)

@@ -55,16 +55,24 @@ struct hl_handoff_counts {
 	hl_u64 from_node[HL_MAX_NODES]; /* handoffs arriving here, by the previous node */
 };
 
-/* One way of the bounded owner table (a 2-way set-associative array): one live
- * object, written only when its owner changes or it is replaced.  32 bytes, so
- * that both ways of a set share one cache line (the table is page-aligned);
- * a work item's function lives in the parallel `owner_aux` array. */
+/* One way of the bounded owner table (a 4-way set-associative array): one live
+ * object, written only when its owner changes or it is replaced.  32 bytes; a
+ * work item's function lives in the parallel `owner_aux` array. */
 struct hl_owner {
 	hl_u64 obj;        /* object address, 0: empty slot (never shown to users) */
 	hl_u64 handoffs;   /* cross-CPU handoffs of this object, same node or not */
 	hl_u64 cross_node; /* of which across nodes */
 	hl_u32 cpu_node;   /* last toucher: HL_CPU_NODE(cpu, node) */
-	hl_u32 stamp;      /* jiffies (low 32 bits) of the last owner change: the older way is replaced */
+	hl_u32 stamp;      /* jiffies (low 32 bits) of the last owner change: the oldest way is replaced */
+};
+
+/* One set of the owner table, one value of the `owners` map: 128 bytes, two
+ * cache lines of one page (the table is page-aligned).  Four ways, so that a
+ * small table, whose few pages stay recently touched, still rarely evicts a
+ * live object (docs/overhead.md, "Pages"). */
+#define HL_OWNER_WAYS 4
+struct hl_owner_set {
+	struct hl_owner w[HL_OWNER_WAYS];
 };
 
 /* Targets one session counts; the calls and events of all of them on one CPU
@@ -150,6 +158,7 @@ struct hl_sample_counts {
 #ifdef __cplusplus
 static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
 static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
+static_assert(sizeof(struct hl_owner_set) == 32 * HL_OWNER_WAYS, "hl_owner_set layout");
 static_assert(sizeof(struct hl_workq_counts) == 8 * (8 + HL_HIST_SLOTS), "hl_workq_counts layout");
 static_assert(sizeof(struct hl_work_funcs) == 16 * HL_WORK_FUNC_SETS * HL_WORK_FUNC_WAYS + 8, "hl_work_funcs layout");
 static_assert(sizeof(struct hl_counts) == 8 * (3 + HL_HIST_SLOTS), "hl_counts layout");
@@ -160,6 +169,7 @@ static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS)
 #else
 _Static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
 _Static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
+_Static_assert(sizeof(struct hl_owner_set) == 32 * HL_OWNER_WAYS, "hl_owner_set layout");
 _Static_assert(sizeof(struct hl_workq_counts) == 8 * (8 + HL_HIST_SLOTS), "hl_workq_counts layout");
 _Static_assert(sizeof(struct hl_work_funcs) == 16 * HL_WORK_FUNC_SETS * HL_WORK_FUNC_WAYS + 8, "hl_work_funcs layout");
 _Static_assert(sizeof(struct hl_counts) == 8 * (3 + HL_HIST_SLOTS), "hl_counts layout");

@@ -28,7 +28,9 @@ struct SessionOptions {
     std::vector<std::string> funcs;  // custom targets: NAME or NAME:argN
     bool handoffs = true;            // track object handoffs where the target has an object
     int handoff_sample = 1;          // track 1 of N objects (by address hash)
-    std::uint32_t owner_capacity = 16384;  // owner table entries per target (a 2-way set-associative array)
+    // Owner table entries per target (a 4-way set-associative array).  Small, so
+    // that its pages stay recently touched (docs/overhead.md, "Pages").
+    std::uint32_t owner_capacity = 2048;
     bool workq = true;               // workqueue attribution programs, for targets whose entry asks for them
     // Time every program run (hotline cost, which compares variants run by run)
     // instead of a window of each second (RunStatsWindow).
