@@ -54,7 +54,9 @@ struct {
 	__type(value, struct hl_handoff_counts);
 } handoffs SEC(".maps");
 
-/* The way of `s` holding `obj`, or HL_OWNER_WAYS (obj is never 0). */
+/* The way of `s` holding `obj`, or HL_OWNER_WAYS (obj is never 0).  A way
+ * index is masked with HL_OWNER_WAYS - 1 where it indexes a set: the verifier
+ * wants the bound at the access. */
 static __always_inline __u32 hl_owner_find(const struct hl_owner_set *s, __u64 obj)
 {
 #pragma unroll
