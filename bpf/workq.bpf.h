@@ -34,7 +34,7 @@ struct hl_queued {
 
 /* Power of two; 16 KiB, under the 32 KiB up to which the kernel allocates an
  * array with kmalloc: a few pages of its direct map, kept recently touched
- * (docs/overhead.md, "Pages"). */
+ * (docs/overhead.md, "pages, not lines"). */
 #define HL_QUEUED_SLOTS 1024
 
 /* Work items waiting to run, each in the slot its address hashes to: written at

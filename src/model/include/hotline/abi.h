@@ -69,7 +69,7 @@ struct hl_owner {
 /* One set of the owner table, one value of the `owners` map: 128 bytes, two
  * cache lines of one page (the table is page-aligned).  Four ways, so that a
  * small table, whose few pages stay recently touched, still rarely evicts a
- * live object (docs/overhead.md, "Pages"). */
+ * live object (docs/overhead.md, "pages, not lines"). */
 #define HL_OWNER_WAYS 4
 struct hl_owner_set {
 	struct hl_owner w[HL_OWNER_WAYS];

@@ -29,7 +29,7 @@ struct SessionOptions {
     bool handoffs = true;            // track object handoffs where the target has an object
     int handoff_sample = 1;          // track 1 of N objects (by address hash)
     // Owner table entries per target (a 4-way set-associative array).  Small, so
-    // that its pages stay recently touched (docs/overhead.md, "Pages").
+    // that its pages stay recently touched (docs/overhead.md, "pages, not lines").
     std::uint32_t owner_capacity = 2048;
     bool workq = true;               // workqueue attribution programs, for targets whose entry asks for them
     // Time every program run (hotline cost, which compares variants run by run)
