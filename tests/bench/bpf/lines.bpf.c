@@ -109,10 +109,46 @@ HL_LN_KMALLOC(ln_km_six, HL_LN_TOUCH);
 /* 7 pages: the array's header must fit under 32 KiB too. */
 HL_LN_KMALLOC(ln_km_28k, 7);
 HL_LN_VMALLOC(ln_vm_32k, 8);
+HL_LN_VMALLOC(ln_vm_64k, 16);
 HL_LN_VMALLOC(ln_vm_128k, 32);
 HL_LN_VMALLOC(ln_vm_512k, 128);
 HL_LN_VMALLOC(ln_vm_1m, 256);
 HL_LN_VMALLOC(ln_vm_16m, 4096);
+
+/* A larger region in direct-mapped parts: an array of maps whose inner arrays
+ * are each small enough for kmalloc (7 pages, as ln_km_28k). */
+struct hl_ln_part {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 7);
+	__type(key, __u32);
+	__type(value, struct hl_ln_page);
+};
+
+#define HL_LN_PART(name) struct hl_ln_part name SEC(".maps")
+HL_LN_PART(ln_p4_0); HL_LN_PART(ln_p4_1); HL_LN_PART(ln_p4_2); HL_LN_PART(ln_p4_3);
+HL_LN_PART(ln_p16_0); HL_LN_PART(ln_p16_1); HL_LN_PART(ln_p16_2); HL_LN_PART(ln_p16_3);
+HL_LN_PART(ln_p16_4); HL_LN_PART(ln_p16_5); HL_LN_PART(ln_p16_6); HL_LN_PART(ln_p16_7);
+HL_LN_PART(ln_p16_8); HL_LN_PART(ln_p16_9); HL_LN_PART(ln_p16_10); HL_LN_PART(ln_p16_11);
+HL_LN_PART(ln_p16_12); HL_LN_PART(ln_p16_13); HL_LN_PART(ln_p16_14); HL_LN_PART(ln_p16_15);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__array(values, struct hl_ln_part);
+} ln_km_4parts SEC(".maps") = {
+	.values = { &ln_p4_0, &ln_p4_1, &ln_p4_2, &ln_p4_3 },
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__array(values, struct hl_ln_part);
+} ln_km_16parts SEC(".maps") = {
+	.values = { &ln_p16_0, &ln_p16_1, &ln_p16_2, &ln_p16_3, &ln_p16_4, &ln_p16_5, &ln_p16_6, &ln_p16_7,
+		    &ln_p16_8, &ln_p16_9, &ln_p16_10, &ln_p16_11, &ln_p16_12, &ln_p16_13, &ln_p16_14, &ln_p16_15 },
+};
 
 /* Adds one to a word of an entry (written out at each call site: a key on the
  * stack in a loop defeats the verifier's bound on the loop). */
@@ -213,7 +249,24 @@ int BPF_PROG(hl_ln_pg_random)
 
 HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_km_28k, ln_km_28k, 7)
 HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_32k, ln_vm_32k, 8)
+HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_64k, ln_vm_64k, 16)
 HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_128k, ln_vm_128k, 32)
 HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_512k, ln_vm_512k, 128)
 HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_1m, ln_vm_1m, 256)
 HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_16m, ln_vm_16m, 4096)
+
+/* One line on a random page of a random part. */
+#define HL_LN_RANDOM_PART_PROG(name, outer, parts)                        \
+	SEC("tp_btf/workqueue_queue_work")                                \
+	int BPF_PROG(name)                                                \
+	{                                                                 \
+		__u32 r = bpf_get_prandom_u32(), part = r % (parts);      \
+		void *inner = bpf_map_lookup_elem(&outer, &part);         \
+                                                                          \
+		if (inner)                                                \
+			hl_ln_bump(inner, (r >> 8) % 7, hl_ln_cpu_word()); \
+		return 0;                                                 \
+	}
+
+HL_LN_RANDOM_PART_PROG(hl_ln_pg_km_4x28k, ln_km_4parts, 4)
+HL_LN_RANDOM_PART_PROG(hl_ln_pg_km_16x28k, ln_km_16parts, 16)
