@@ -1410,10 +1410,12 @@ int main(int argc, char** argv) {
                 if (!bpftrace) break;
                 auto [hr, hs] = ratios(hm, "bpftrace", &RunResult::ns_per_hit);
                 auto [tr, ts] = ratios(hm, "bpftrace", &RunResult::rate);
+                // The goal is the full session's; counting only is reported beside it.
+                bool goal = std::string(hm) == "hotline";
                 fmt::print("  {} {}/bpftrace: ns per hit, every event-driven program {:.3f} (per round {}), "
                            "throughput {:.3f}{}\n",
-                           scen, hm, hr, fmt_spread(hs, 3), tr, hr > 0.3 ? "  MISSED (target <= 0.3)" : "");
-                check(fmt::format("{} per-hit cost {} / bpftrace", scen, hm), hr, 0.3);
+                           scen, hm, hr, fmt_spread(hs, 3), tr, goal && hr > 0.3 ? "  MISSED (target <= 0.3)" : "");
+                if (goal) check(fmt::format("{} per-hit cost {} / bpftrace", scen, hm), hr, 0.3);
                 js[std::string("ratio_") + hm + "_bpftrace"] = {
                     {"ns_per_hit", hr}, {"ns_per_hit_rounds", to_json(hs)}, {"throughput", tr}};
             }
