@@ -151,17 +151,17 @@ Result<RunResult> run_floor_once(const std::string& scen, double secs) {
     hotline::SkelGuard<hl_floor_bpf> s(hl_floor_bpf::open_and_load());
     if (!s) return make_error("load the floor's empty programs: " + cap.tail(4), errno);
     if (hl_floor_bpf::attach(s.get()) != 0) return make_error("attach the floor's empty programs: " + cap.tail(4), errno);
-    auto before = [&](const char* n) { return prog_run_stats(s->obj, n).value_or(ProgRunStats{}); };
+    auto stats_of = [&](const char* n) { return prog_run_stats(s->obj, n).value_or(ProgRunStats{}); };
     std::map<std::string, ProgRunStats> s0;
     for (bpf_program* p = bpf_object__next_program(s->obj, nullptr); p; p = bpf_object__next_program(s->obj, p))
-        s0[bpf_program__name(p)] = before(bpf_program__name(p));
+        s0[bpf_program__name(p)] = stats_of(bpf_program__name(p));
     double t0 = monotonic_seconds();
     auto rr = run_scenario_once(scen, secs);
     double el = monotonic_seconds() - t0;
     if (!rr) return rr;
     std::uint64_t all = 0, hits = 0, ns = 0, peer_hits = 0, peer_ns = 0;
     for (auto& [name, a] : s0) {
-        ProgRunStats b = before(name.c_str());
+        ProgRunStats b = stats_of(name.c_str());
         std::uint64_t cnt = b.run_cnt - a.run_cnt, t = b.run_time_ns - a.run_time_ns;
         all += cnt;
         ns += t;
