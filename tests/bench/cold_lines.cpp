@@ -59,6 +59,8 @@ const std::vector<Prog> kPages = {
     {"hl_ln_pg_vm_6pages", "1 line on each of 6 vmalloc'd pages"},
     {"hl_ln_pg_km_1page", "6 lines of 1 direct-mapped page"},
     {"hl_ln_pg_km_6pages", "1 line on each of 6 direct-mapped pages"},
+    {"hl_ln_pg_pc_3maps", "1 line in each of 3 per-CPU maps"},
+    {"hl_ln_pg_pc_1map", "the same 3 lines in 1 per-CPU map"},
     {"hl_ln_pg_random", "a random number, no line"},
     {"hl_ln_pg_km_28k", "1 line, random page of 28 KiB direct-mapped"},
     {"hl_ln_pg_vm_32k", "1 line, random page of 32 KiB vmalloc'd"},

@@ -115,6 +115,30 @@ HL_LN_VMALLOC(ln_vm_512k, 128);
 HL_LN_VMALLOC(ln_vm_1m, 256);
 HL_LN_VMALLOC(ln_vm_16m, 4096);
 
+/* Per-CPU values a hit touches: three maps of 512 bytes a CPU each, as the
+ * session's hits, handoff and workqueue counters are, against one map holding
+ * all three. */
+struct hl_ln_pcpu {
+	__u64 v[64];
+};
+
+struct hl_ln_pcpu3 {
+	__u64 v[3 * 64];
+};
+
+#define HL_LN_PERCPU(name, value_type)                                \
+	struct {                                                \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);        \
+		__uint(max_entries, 1);                         \
+		__type(key, __u32);                             \
+		__type(value, value_type);                      \
+	} name SEC(".maps")
+
+HL_LN_PERCPU(ln_pc_a, struct hl_ln_pcpu);
+HL_LN_PERCPU(ln_pc_b, struct hl_ln_pcpu);
+HL_LN_PERCPU(ln_pc_c, struct hl_ln_pcpu);
+HL_LN_PERCPU(ln_pc_abc, struct hl_ln_pcpu3);
+
 /* A larger region in direct-mapped parts: an array of maps whose inner arrays
  * are each small enough for kmalloc (7 pages, as ln_km_28k). */
 struct hl_ln_part {
@@ -227,6 +251,31 @@ int BPF_PROG(hl_ln_pg_km_6pages)
 	hl_ln_bump(&ln_km_six, 3, w);
 	hl_ln_bump(&ln_km_six, 4, w);
 	hl_ln_bump(&ln_km_six, 5, w);
+	return 0;
+}
+
+/* One line in each of three per-CPU maps. */
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_ln_pg_pc_3maps)
+{
+	hl_ln_bump(&ln_pc_a, 0, 0);
+	hl_ln_bump(&ln_pc_b, 0, 0);
+	hl_ln_bump(&ln_pc_c, 0, 0);
+	return 0;
+}
+
+/* The same three lines, in one per-CPU map. */
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(hl_ln_pg_pc_1map)
+{
+	__u32 zero = 0;
+	struct hl_ln_pcpu3 *p = bpf_map_lookup_elem(&ln_pc_abc, &zero);
+
+	if (p) {
+		p->v[0]++;
+		p->v[64]++;
+		p->v[128]++;
+	}
 	return 0;
 }
 
