@@ -140,10 +140,11 @@ HL_LN_PERCPU(ln_pc_c, struct hl_ln_pcpu);
 HL_LN_PERCPU(ln_pc_abc, struct hl_ln_pcpu3);
 
 /* A larger region in direct-mapped parts: an array of maps whose inner arrays
- * are each small enough for kmalloc (7 pages, as ln_km_28k). */
+ * are each small enough for kmalloc (as ln_km_28k). */
+#define HL_LN_PART_PAGES 7
 struct hl_ln_part {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 7);
+	__uint(max_entries, HL_LN_PART_PAGES);
 	__type(key, __u32);
 	__type(value, struct hl_ln_page);
 };
@@ -155,24 +156,19 @@ HL_LN_PART(ln_p16_4); HL_LN_PART(ln_p16_5); HL_LN_PART(ln_p16_6); HL_LN_PART(ln_
 HL_LN_PART(ln_p16_8); HL_LN_PART(ln_p16_9); HL_LN_PART(ln_p16_10); HL_LN_PART(ln_p16_11);
 HL_LN_PART(ln_p16_12); HL_LN_PART(ln_p16_13); HL_LN_PART(ln_p16_14); HL_LN_PART(ln_p16_15);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 4);
-	__type(key, __u32);
-	__array(values, struct hl_ln_part);
-} ln_km_4parts SEC(".maps") = {
-	.values = { &ln_p4_0, &ln_p4_1, &ln_p4_2, &ln_p4_3 },
-};
+/* An outer array of `parts` inner arrays, listed after the macro. */
+#define HL_LN_PARTS(name, parts, ...)                           \
+	struct {                                                \
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);       \
+		__uint(max_entries, parts);                     \
+		__type(key, __u32);                             \
+		__array(values, struct hl_ln_part);             \
+	} name SEC(".maps") = { .values = { __VA_ARGS__ } }
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 16);
-	__type(key, __u32);
-	__array(values, struct hl_ln_part);
-} ln_km_16parts SEC(".maps") = {
-	.values = { &ln_p16_0, &ln_p16_1, &ln_p16_2, &ln_p16_3, &ln_p16_4, &ln_p16_5, &ln_p16_6, &ln_p16_7,
-		    &ln_p16_8, &ln_p16_9, &ln_p16_10, &ln_p16_11, &ln_p16_12, &ln_p16_13, &ln_p16_14, &ln_p16_15 },
-};
+HL_LN_PARTS(ln_km_4parts, 4, &ln_p4_0, &ln_p4_1, &ln_p4_2, &ln_p4_3);
+HL_LN_PARTS(ln_km_16parts, 16, &ln_p16_0, &ln_p16_1, &ln_p16_2, &ln_p16_3, &ln_p16_4, &ln_p16_5, &ln_p16_6,
+	    &ln_p16_7, &ln_p16_8, &ln_p16_9, &ln_p16_10, &ln_p16_11, &ln_p16_12, &ln_p16_13, &ln_p16_14,
+	    &ln_p16_15);
 
 /* Adds one to a word of an entry (written out at each call site: a key on the
  * stack in a loop defeats the verifier's bound on the loop). */
@@ -313,7 +309,8 @@ HL_LN_RANDOM_PAGE_PROG(hl_ln_pg_vm_16m, ln_vm_16m, 4096)
 		void *inner = bpf_map_lookup_elem(&outer, &part);         \
                                                                           \
 		if (inner)                                                \
-			hl_ln_bump(inner, (r >> 8) % 7, hl_ln_cpu_word()); \
+			hl_ln_bump(inner, (r >> 8) % HL_LN_PART_PAGES,       \
+				    hl_ln_cpu_word());                    \
 		return 0;                                                 \
 	}
 
