@@ -9,7 +9,8 @@
 //   bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] [--hotline BIN]
 //                  [--no-bpftrace] [--no-perf] [--only cost,trigger,workload,loss,agent]
 //                  [--loss-rounds N] [--loss-duration S] [--loss-sample-hz N]
-//                  [--loss-time-every-run | --loss-every-run-arm]
+//                  [--loss-time-every-run] [--loss-arm every-run,count,no-handoffs,no-workq,floor]
+//                  [--loss-scenarios tcp-crr,dst-refcount]
 #include <bpf/bpf.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -146,14 +147,35 @@ const std::set<std::string> kFloorProxyHits = {"hl_fl_consume_skb", "hl_fl_kfree
                                                "hl_fl_tcp_destroy_sock"};
 const std::set<std::string> kFloorBpftraceHits = {"hl_fl_consume_skb", "hl_fl_kfree_skb", "hl_fl_queue_work"};
 
-Result<RunResult> run_floor_once(const std::string& scen, double secs) {
+struct FloorDestroy {
+    void operator()(hl_floor_bpf* s) const { hl_floor_bpf::destroy(s); }
+};
+using FloorPrograms = std::unique_ptr<hl_floor_bpf, FloorDestroy>;
+
+// The floor's empty programs, attached until the result is dropped.
+Result<FloorPrograms> attach_floor() {
     hotline::LibbpfCapture cap;
-    hotline::SkelGuard<hl_floor_bpf> s(hl_floor_bpf::open_and_load());
+    FloorPrograms s(hl_floor_bpf::open_and_load());
     if (!s) return make_error("load the floor's empty programs: " + cap.tail(4), errno);
     if (hl_floor_bpf::attach(s.get()) != 0) return make_error("attach the floor's empty programs: " + cap.tail(4), errno);
-    auto stats_of = [&](const char* n) { return prog_run_stats(s->obj, n).value_or(ProgRunStats{}); };
+    return s;
+}
+
+// The default session doing only what bpftrace's script does: counting.
+SessionOptions counting_only(SessionOptions so) {
+    so.latency = false;
+    so.handoffs = false;
+    so.workq = false;
+    return so;
+}
+
+Result<RunResult> run_floor_once(const std::string& scen, double secs) {
+    auto s = attach_floor();
+    if (!s) return s.error();
+    bpf_object* obj = (*s)->obj;
+    auto stats_of = [&](const char* n) { return prog_run_stats(obj, n).value_or(ProgRunStats{}); };
     std::map<std::string, ProgRunStats> s0;
-    for (bpf_program* p = bpf_object__next_program(s->obj, nullptr); p; p = bpf_object__next_program(s->obj, p))
+    for (bpf_program* p = bpf_object__next_program(obj, nullptr); p; p = bpf_object__next_program(obj, p))
         s0[bpf_program__name(p)] = stats_of(bpf_program__name(p));
     double t0 = monotonic_seconds();
     auto rr = run_scenario_once(scen, secs);
@@ -668,10 +690,34 @@ Result<LossRun> loss_run(Scenario& sc, const Session* s) {
 // program run (--loss-time-every-run), as sessions did before their statistics
 // window, which prices the window's saving.
 SessionOptions g_loss_session;
-// --loss-every-run-arm: each round also runs the session timing every program
-// run, interleaved with the other two arms, so the statistics window's saving is
+
+// The loss section's arms: without and with its session (the goal's pair), and
+// extra arms (--loss-arm) run in the same rounds, so that what each costs is
 // measured against the same drift of the machine as the loss itself.
-bool g_loss_every_run_arm = false;
+enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor };
+
+struct ExtraArmSpec {
+    LossArm arm;
+    const char* name;  // --loss-arm NAME, the JSON key
+    const char* what;
+};
+// every-run prices the statistics window; floor, count, no-handoffs and no-workq
+// split the loss into what any program on the session's tracepoints costs, what
+// counting adds, and what handoff tracking and the workqueue attribution add.
+constexpr ExtraArmSpec kExtraArms[] = {
+    {LossArm::kEveryRun, "every-run", "the session timing every program run"},
+    {LossArm::kCount, "count", "a counting-only session (no latency, handoffs or workqueue attribution)"},
+    {LossArm::kNoHandoffs, "no-handoffs", "the session without handoff tracking (record --no-handoffs)"},
+    {LossArm::kNoWorkq, "no-workq", "the session without the workqueue attribution (record --no-workq)"},
+    {LossArm::kFloor, "floor", "empty programs on the session's tracepoints (bench/bpf/floor.bpf.c)"},
+};
+std::vector<ExtraArmSpec> g_loss_extra_arms;
+
+std::optional<ExtraArmSpec> extra_arm_named(const std::string& name) {
+    for (const ExtraArmSpec& a : kExtraArms)
+        if (name == a.name) return a;
+    return std::nullopt;
+}
 
 // What the loss section's session is, for its goal lines.
 std::string loss_session_name() {
@@ -728,44 +774,74 @@ Pct bpf_share(const std::vector<std::pair<LossRun, LossRun>>& pairs, double ns_p
     return {m.mean, m.low(), m.high()};
 }
 
-// The session timing every program run, with the loss section's other options.
-struct EveryRunArm {
-    std::vector<std::pair<LossRun, LossRun>> vs_none;     // (without a session, every run timed)
-    std::vector<std::pair<LossRun, LossRun>> vs_session;  // (the loss section's session, every run timed)
-    Pct cpu_per_op, over_session, bpf;
+// An extra arm's runs against the two others of the same rounds.
+struct ExtraArm {
+    ExtraArmSpec spec;
+    std::vector<std::pair<LossRun, LossRun>> vs_none;     // (without a session, this arm)
+    std::vector<std::pair<LossRun, LossRun>> vs_session;  // (the loss section's session, this arm)
+    Pct cpu_per_op, over_session;
+    std::optional<Pct> bpf;  // the kernel's account, for arms that open a session
 };
 
 struct LossResult {
     std::string scenario;
     std::vector<std::pair<LossRun, LossRun>> pairs;  // (without, with) the session
     Pct throughput, cpu_per_op, bpf;
-    std::optional<EveryRunArm> every_run;
+    std::vector<ExtraArm> extra;
 };
 
-enum class LossArm { kNone, kSession, kEveryRun };
-
-// The arms of round r, in an order that puts each arm before each other one
-// equally often: two arms alternate, three go through their six orders.
-std::vector<LossArm> loss_round_order(int r, bool every_run_arm) {
-    using A = LossArm;
-    if (!every_run_arm) return r % 2 ? std::vector<A>{A::kSession, A::kNone} : std::vector<A>{A::kNone, A::kSession};
-    static const std::vector<A> orders[6] = {
-        {A::kNone, A::kSession, A::kEveryRun}, {A::kSession, A::kEveryRun, A::kNone}, {A::kEveryRun, A::kNone, A::kSession},
-        {A::kNone, A::kEveryRun, A::kSession}, {A::kEveryRun, A::kSession, A::kNone}, {A::kSession, A::kNone, A::kEveryRun}};
-    return orders[r % 6];
+// The arms of round r: rotated by r / 2, reversed in odd rounds, so that over
+// 2n rounds each arm runs before each other one equally often (with three arms,
+// the six orders).
+std::vector<LossArm> loss_round_order(int r) {
+    std::vector<LossArm> arms = {LossArm::kNone, LossArm::kSession};
+    for (const ExtraArmSpec& a : g_loss_extra_arms) arms.push_back(a.arm);
+    std::rotate(arms.begin(), arms.begin() + (r / 2) % arms.size(), arms.end());
+    if (r % 2) std::reverse(arms.begin(), arms.end());
+    return arms;
 }
 
 Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, const Topology& topo) {
-    if (arm == LossArm::kNone) return loss_run(sc, nullptr);
-    if (arm == LossArm::kSession) return loss_run_with_session(sc, k, topo);
-    SessionOptions every = g_loss_session;
-    every.time_every_run = true;
-    return loss_run_with_session(sc, k, topo, every);
+    switch (arm) {
+    case LossArm::kNone:
+        return loss_run(sc, nullptr);
+    case LossArm::kSession:
+        return loss_run_with_session(sc, k, topo);
+    case LossArm::kEveryRun: {
+        SessionOptions every = g_loss_session;
+        every.time_every_run = true;
+        return loss_run_with_session(sc, k, topo, every);
+    }
+    case LossArm::kCount:
+        return loss_run_with_session(sc, k, topo, counting_only(g_loss_session));
+    case LossArm::kNoHandoffs: {
+        SessionOptions o = g_loss_session;
+        o.handoffs = false;
+        return loss_run_with_session(sc, k, topo, o);
+    }
+    case LossArm::kNoWorkq: {
+        SessionOptions o = g_loss_session;
+        o.workq = false;
+        return loss_run_with_session(sc, k, topo, o);
+    }
+    case LossArm::kFloor: {
+        auto floor = attach_floor();
+        if (!floor) return floor.error();
+        return loss_run(sc, nullptr);
+    }
+    }
+    return make_error("unknown loss arm", EINVAL);
 }
 
-// Rounds of short runs, without and with a full default session (and with
-// --loss-every-run-arm the session timing every run), the order rotating so a
-// drift of the machine's load falls on every arm alike.
+void finish_extra_arm(ExtraArm& e) {
+    e.cpu_per_op = paired_change(e.vs_none, &LossRun::cpu_ns_per_op, 1);
+    e.over_session = paired_change(e.vs_session, &LossRun::cpu_ns_per_op, 1);
+    if (e.spec.arm != LossArm::kFloor) e.bpf = bpf_share(e.vs_none);
+}
+
+// Rounds of short runs, without and with a full default session and in every
+// extra arm, the order rotating so a drift of the machine's load falls on every
+// arm alike.
 Result<LossResult> measure_loss(const std::string& scen, int rounds, double secs, const KernelInfo& k,
                                 const Topology& topo) {
     ScenarioOptions so;
@@ -774,48 +850,51 @@ Result<LossResult> measure_loss(const std::string& scen, int rounds, double secs
     auto sc = Scenario::prepare(so);
     if (!sc) return sc.error();
     LossResult lr{scen, {}, {}, {}, {}, {}};
-    if (g_loss_every_run_arm) lr.every_run.emplace();
+    for (const ExtraArmSpec& a : g_loss_extra_arms) lr.extra.push_back({a, {}, {}, {}, {}, {}});
     for (int r = 0; r < rounds; ++r) {
         std::map<LossArm, LossRun> runs;
-        for (LossArm arm : loss_round_order(r, g_loss_every_run_arm)) {
+        for (LossArm arm : loss_round_order(r)) {
             auto run = loss_arm_run(arm, **sc, k, topo);
             if (!run) return run.error();
             runs[arm] = *run;
         }
         lr.pairs.emplace_back(runs[LossArm::kNone], runs[LossArm::kSession]);
-        if (lr.every_run) {
-            lr.every_run->vs_none.emplace_back(runs[LossArm::kNone], runs[LossArm::kEveryRun]);
-            lr.every_run->vs_session.emplace_back(runs[LossArm::kSession], runs[LossArm::kEveryRun]);
+        for (ExtraArm& e : lr.extra) {
+            e.vs_none.emplace_back(runs[LossArm::kNone], runs[e.spec.arm]);
+            e.vs_session.emplace_back(runs[LossArm::kSession], runs[e.spec.arm]);
         }
     }
     (void)(*sc)->stop();
     lr.throughput = paired_change(lr.pairs, &LossRun::rate, -1);
     lr.cpu_per_op = paired_change(lr.pairs, &LossRun::cpu_ns_per_op, 1);
     lr.bpf = bpf_share(lr.pairs);
-    if (auto& e = lr.every_run) {
-        e->cpu_per_op = paired_change(e->vs_none, &LossRun::cpu_ns_per_op, 1);
-        e->over_session = paired_change(e->vs_session, &LossRun::cpu_ns_per_op, 1);
-        e->bpf = bpf_share(e->vs_none);
-    }
+    for (ExtraArm& e : lr.extra) finish_extra_arm(e);
     return lr;
 }
 
-// The third arm's lines and JSON: its loss, what it costs over the windowed
-// session in the same rounds, and its exact account next to the window's estimate.
-json report_every_run_arm(const LossResult& lr) {
-    const EveryRunArm& e = *lr.every_run;
-    fmt::print("  every run timed (third arm):\n");
+// An extra arm's lines and JSON: its loss, what it costs over the session in the
+// same rounds (negative: less), and the kernel's account where it has one.
+json report_extra_arm(const ExtraArm& e) {
+    fmt::print("  {} ({}):\n", e.spec.name, e.spec.what);
     fmt::print("    loss: CPU per operation added {}\n", fmt_pct(e.cpu_per_op));
-    fmt::print("    over the session's window     {}  (every run timed / window, same rounds)\n", fmt_pct(e.over_session));
-    fmt::print("    BPF run time per operation    {}  (exact; the window's estimate above)\n", fmt_pct(e.bpf));
+    fmt::print("    over the session              {}  (this arm / the session, same rounds)\n", fmt_pct(e.over_session));
+    if (e.bpf)
+        fmt::print("    BPF run time per operation    {}  (the kernel's run statistics, same runs)\n", fmt_pct(*e.bpf));
     json rounds = json::array();
-    for (auto& [without, with] : e.vs_none)
-        rounds.push_back({{"cpu_ns_per_op", with.cpu_ns_per_op}, {"rate", with.rate},
-                          {"bpf_ns_per_op", with.bpf_ns_per_op}, {"bpf_runs_per_op", with.bpf_runs_per_op}});
-    return {{"cpu_per_op_added_pct", to_json(e.cpu_per_op)},
-            {"over_window_pct", to_json(e.over_session)},
-            {"bpf_run_time_pct", to_json(e.bpf)},
-            {"rounds", rounds}};
+    for (auto& [without, with] : e.vs_none) {
+        json r = {{"cpu_ns_per_op", with.cpu_ns_per_op}, {"rate", with.rate}};
+        if (e.bpf) {
+            r["bpf_ns_per_op"] = with.bpf_ns_per_op;
+            r["bpf_runs_per_op"] = with.bpf_runs_per_op;
+        }
+        rounds.push_back(r);
+    }
+    json j = {{"what", e.spec.what},
+              {"cpu_per_op_added_pct", to_json(e.cpu_per_op)},
+              {"over_session_pct", to_json(e.over_session)},
+              {"rounds", rounds}};
+    if (e.bpf) j["bpf_run_time_pct"] = to_json(*e.bpf);
+    return j;
 }
 
 constexpr double kLossTargetPct = 1.0;       // the goal: at most 1% lost
@@ -854,7 +933,7 @@ json report_loss(const LossResult& lr, double secs) {
               {"bpf_run_time_pct", to_json(lr.bpf)}, {"kernel_account_agrees", agree},
               {"sample_hz", g_loss_session.sample_freq}, {"time_every_run", g_loss_session.time_every_run}};
     if (stats) j["run_stats_price_pct"] = to_json(*stats);
-    if (lr.every_run) j["every_run_arm"] = report_every_run_arm(lr);
+    for (const ExtraArm& e : lr.extra) j["arms"][e.spec.name] = report_extra_arm(e);
     json rounds = json::array();
     for (auto& [without, with] : lr.pairs)
         rounds.push_back({{"rate_without", without.rate}, {"rate_with", with.rate},
@@ -865,7 +944,8 @@ json report_loss(const LossResult& lr, double secs) {
     return j;
 }
 
-json loss_section(int rounds, double secs, const KernelInfo& k, const Topology& topo) {
+json loss_section(const std::vector<std::string>& scenarios, int rounds, double secs, const KernelInfo& k,
+                  const Topology& topo) {
     fmt::print("\n== workload loss of the full default session: interleaved pairs without / with, "
                "mean of per-pair log ratios, 95% CI (Student's t)\n");
     if (g_loss_session.sample_freq != SessionOptions{}.sample_freq)
@@ -873,14 +953,13 @@ json loss_section(int rounds, double secs, const KernelInfo& k, const Topology& 
                    g_loss_session.sample_freq);
     if (g_loss_session.time_every_run)
         fmt::print("  NOT the default session: every program run timed (--loss-time-every-run)\n");
-    if (g_loss_every_run_arm)
-        fmt::print("  three arms a round: without, with the session, with the session timing every run "
-                   "(--loss-every-run-arm)\n");
+    for (const ExtraArmSpec& a : g_loss_extra_arms)
+        fmt::print("  an extra arm in every round (--loss-arm {}): {}\n", a.name, a.what);
     // The session's own statistics window, not this process's: the bench's
     // descriptor would time every run of the "with" arm.
     g_run_stats.off();
     json jl = json::array();
-    for (const char* scen : {"tcp-crr", "dst-refcount"}) {
+    for (const std::string& scen : scenarios) {
         auto lr = measure_loss(scen, rounds, secs, k, topo);
         if (!lr) {
             failed(fmt::format("loss {}: {}", scen, lr.error().message()));
@@ -1162,16 +1241,43 @@ json summary_section(const json& out) {
 
 }  // namespace
 
+std::vector<std::string> split_commas(const std::string& list) {
+    std::vector<std::string> out;
+    std::stringstream ss(list);
+    for (std::string s; std::getline(ss, s, ',');)
+        if (!s.empty()) out.push_back(s);
+    return out;
+}
+
+// --loss-arm NAME[,NAME]: false (after saying why) for a name no extra arm has.
+bool add_loss_arms(const std::string& list) {
+    for (const std::string& name : split_commas(list)) {
+        auto a = extra_arm_named(name);
+        if (!a) {
+            std::vector<std::string> names;
+            for (const ExtraArmSpec& e : kExtraArms) names.push_back(e.name);
+            fmt::print(stderr, "bench_overhead: no loss arm named '{}': give one of {}\n", name, fmt::join(names, ", "));
+            return false;
+        }
+        bool seen = false;
+        for (const ExtraArmSpec& e : g_loss_extra_arms) seen |= e.arm == a->arm;
+        if (!seen) g_loss_extra_arms.push_back(*a);
+    }
+    return true;
+}
+
 int main(int argc, char** argv) {
     bool smoke = false, bpftrace = true, perf = true;
     int pairs = 5, loss_rounds = 30;
     double secs = 5, loss_secs = 1;
     std::string json_path = "bench-overhead.json", hotline_bin = default_hotline(argv[0]);
     std::set<std::string> only;
+    std::vector<std::string> loss_scenarios = {"tcp-crr", "dst-refcount"};
     Args args("bench_overhead",
               "bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
               "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,workload,loss,agent] "
-              "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run | --loss-every-run-arm]",
+              "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run] "
+              "[--loss-arm every-run,count,no-handoffs,no-workq,floor] [--loss-scenarios tcp-crr,dst-refcount]",
               argc, argv);
     while (args.next()) {
         if (args.is("--smoke")) smoke = true;
@@ -1185,10 +1291,12 @@ int main(int argc, char** argv) {
         else if (args.is("--loss-duration")) loss_secs = args.double_value();
         else if (args.is("--loss-sample-hz")) g_loss_session.sample_freq = args.int_value();
         else if (args.is("--loss-time-every-run")) g_loss_session.time_every_run = true;
-        else if (args.is("--loss-every-run-arm")) g_loss_every_run_arm = true;
+        else if (args.is("--loss-every-run-arm")) add_loss_arms("every-run");  // the older spelling
+        else if (args.is("--loss-arm")) {
+            if (!add_loss_arms(args.value())) return 2;
+        } else if (args.is("--loss-scenarios")) loss_scenarios = split_commas(args.value());
         else if (args.is("--only")) {
-            std::stringstream ss(args.value());
-            for (std::string s; std::getline(ss, s, ',');) only.insert(s);
+            for (const std::string& s : split_commas(args.value())) only.insert(s);
         } else {
             return args.usage();
         }
@@ -1200,14 +1308,27 @@ int main(int argc, char** argv) {
         // A second: the session's statistics window (100 ms at a random point
         // of each second) falls in every run, so the account is never empty.
         loss_secs = 1;
-        // The smoke checks that every part runs, the third loss arm included.
-        g_loss_every_run_arm = !g_loss_session.time_every_run;
+        // The smoke checks that every part runs, every extra loss arm included.
+        g_loss_extra_arms.clear();
+        for (const ExtraArmSpec& a : kExtraArms)
+            if (a.arm != LossArm::kEveryRun || !g_loss_session.time_every_run) g_loss_extra_arms.push_back(a);
     }
-    if (g_loss_every_run_arm && g_loss_session.time_every_run) {
-        fmt::print(stderr, "bench_overhead: --loss-every-run-arm adds an arm timing every run to the default "
-                           "session's; with --loss-time-every-run both arms would be the same: give one of them\n");
+    for (const ExtraArmSpec& a : g_loss_extra_arms)
+        if (a.arm == LossArm::kEveryRun && g_loss_session.time_every_run) {
+            fmt::print(stderr, "bench_overhead: --loss-arm every-run adds an arm timing every run to the default "
+                               "session's; with --loss-time-every-run both arms would be the same: give one of them\n");
+            return 2;
+        }
+    if (loss_scenarios.empty()) {
+        fmt::print(stderr, "bench_overhead: --loss-scenarios names no scenario (scenarios: {})\n", scenario_names());
         return 2;
     }
+    for (const std::string& scen : loss_scenarios)
+        if (!find_scenario(scen)) {
+            fmt::print(stderr, "bench_overhead: --loss-scenarios: no scenario named '{}' (scenarios: {})\n", scen,
+                       scenario_names());
+            return 2;
+        }
     if (pairs < 1 || secs <= 0 || loss_rounds < 2 || loss_secs <= 0) {
         fmt::print(stderr, "bench_overhead: --pairs, --duration and --loss-duration must be positive, --loss-rounds at least 2\n");
         return 2;
@@ -1314,12 +1435,7 @@ int main(int argc, char** argv) {
                     } else if (mode == "floor") {
                         rr = run_floor_once(scen, secs);
                     } else if (mode == "hotline" || mode == "hotline-count") {
-                        SessionOptions so;
-                        if (mode == "hotline-count") {
-                            so.latency = false;
-                            so.handoffs = false;
-                            so.workq = false;
-                        }
+                        SessionOptions so = mode == "hotline" ? SessionOptions{} : counting_only({});
                         auto s = Session::open(so, k, *topo);
                         if (!s) {
                             rr = s.error();
@@ -1424,7 +1540,7 @@ int main(int argc, char** argv) {
         out["workload"] = jw;
     }
 
-    if (want("loss")) out["loss"] = loss_section(loss_rounds, loss_secs, k, *topo);
+    if (want("loss")) out["loss"] = loss_section(loss_scenarios, loss_rounds, loss_secs, k, *topo);
 
     if (want("agent")) out["agent"] = agent_section(hotline_bin, smoke ? 1 : std::min(pairs, 3), smoke ? 3 : std::max(10.0, secs * 2));
 
@@ -1443,7 +1559,7 @@ int main(int argc, char** argv) {
     // with a goal ran (--only cost).
     // An idle machine's busy share may be 0.
     FigureRules rules{{"added_ns_per_hit", "throughput_loss_pct", "cpu_per_op_added_pct", "bpf_run_time_pct",
-                       "run_stats_price_pct", "over_window_pct", "run_stats_price_ns_per_run", "busy_pct_before"},
+                       "run_stats_price_pct", "over_session_pct", "run_stats_price_ns_per_run", "busy_pct_before"},
                       {"missed", "notes", "summary"}};
     return finish("bench_overhead", out, json_path, sections, g_failures, rules);
 }
