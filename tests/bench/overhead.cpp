@@ -42,6 +42,7 @@
 #include "hotline/prog_stats.hpp"
 #include "hotline/scenario.hpp"
 #include "hotline/session.hpp"
+#include "hotline/util.hpp"
 #include "hotline/workload.hpp"
 #include "hotline/bpf_skeleton.hpp"
 #include "floor.skel.h"
@@ -700,16 +701,23 @@ struct ExtraArmSpec {
     LossArm arm;
     const char* name;  // --loss-arm NAME, the JSON key
     const char* what;
+    // The arm's session from the loss section's; none: the floor's empty programs,
+    // which have no account here (the section's statistics window times sessions only).
+    SessionOptions (*session)(SessionOptions);
 };
 // every-run prices the statistics window; floor, count, no-handoffs and no-workq
 // split the loss into what any program on the session's tracepoints costs, what
 // counting adds, and what handoff tracking and the workqueue attribution add.
 constexpr ExtraArmSpec kExtraArms[] = {
-    {LossArm::kEveryRun, "every-run", "the session timing every program run"},
-    {LossArm::kCount, "count", "a counting-only session (no latency, handoffs or workqueue attribution)"},
-    {LossArm::kNoHandoffs, "no-handoffs", "the session without handoff tracking (record --no-handoffs)"},
-    {LossArm::kNoWorkq, "no-workq", "the session without the workqueue attribution (record --no-workq)"},
-    {LossArm::kFloor, "floor", "empty programs on the session's tracepoints (bench/bpf/floor.bpf.c)"},
+    {LossArm::kEveryRun, "every-run", "the session timing every program run",
+     [](SessionOptions o) { o.time_every_run = true; return o; }},
+    {LossArm::kCount, "count", "a counting-only session (no latency, handoffs or workqueue attribution)",
+     counting_only},
+    {LossArm::kNoHandoffs, "no-handoffs", "the session without handoff tracking (record --no-handoffs)",
+     [](SessionOptions o) { o.handoffs = false; return o; }},
+    {LossArm::kNoWorkq, "no-workq", "the session without the workqueue attribution (record --no-workq)",
+     [](SessionOptions o) { o.workq = false; return o; }},
+    {LossArm::kFloor, "floor", "empty programs on the session's tracepoints (bench/bpf/floor.bpf.c)", nullptr},
 };
 std::vector<ExtraArmSpec> g_loss_extra_arms;
 
@@ -802,33 +810,14 @@ std::vector<LossArm> loss_round_order(int r) {
 }
 
 Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, const Topology& topo) {
-    switch (arm) {
-    case LossArm::kNone:
-        return loss_run(sc, nullptr);
-    case LossArm::kSession:
-        return loss_run_with_session(sc, k, topo);
-    case LossArm::kEveryRun: {
-        SessionOptions every = g_loss_session;
-        every.time_every_run = true;
-        return loss_run_with_session(sc, k, topo, every);
-    }
-    case LossArm::kCount:
-        return loss_run_with_session(sc, k, topo, counting_only(g_loss_session));
-    case LossArm::kNoHandoffs: {
-        SessionOptions o = g_loss_session;
-        o.handoffs = false;
-        return loss_run_with_session(sc, k, topo, o);
-    }
-    case LossArm::kNoWorkq: {
-        SessionOptions o = g_loss_session;
-        o.workq = false;
-        return loss_run_with_session(sc, k, topo, o);
-    }
-    case LossArm::kFloor: {
+    if (arm == LossArm::kNone) return loss_run(sc, nullptr);
+    if (arm == LossArm::kSession) return loss_run_with_session(sc, k, topo);
+    for (const ExtraArmSpec& a : kExtraArms) {
+        if (a.arm != arm) continue;
+        if (a.session) return loss_run_with_session(sc, k, topo, a.session(g_loss_session));
         auto floor = attach_floor();
         if (!floor) return floor.error();
         return loss_run(sc, nullptr);
-    }
     }
     return make_error("unknown loss arm", EINVAL);
 }
@@ -836,7 +825,7 @@ Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, con
 void finish_extra_arm(ExtraArm& e) {
     e.cpu_per_op = paired_change(e.vs_none, &LossRun::cpu_ns_per_op, 1);
     e.over_session = paired_change(e.vs_session, &LossRun::cpu_ns_per_op, 1);
-    if (e.spec.arm != LossArm::kFloor) e.bpf = bpf_share(e.vs_none);
+    if (e.spec.session) e.bpf = bpf_share(e.vs_none);
 }
 
 // Rounds of short runs, without and with a full default session and in every
@@ -1241,17 +1230,9 @@ json summary_section(const json& out) {
 
 }  // namespace
 
-std::vector<std::string> split_commas(const std::string& list) {
-    std::vector<std::string> out;
-    std::stringstream ss(list);
-    for (std::string s; std::getline(ss, s, ',');)
-        if (!s.empty()) out.push_back(s);
-    return out;
-}
-
 // --loss-arm NAME[,NAME]: false (after saying why) for a name no extra arm has.
 bool add_loss_arms(const std::string& list) {
-    for (const std::string& name : split_commas(list)) {
+    for (const std::string& name : split_list(list)) {
         auto a = extra_arm_named(name);
         if (!a) {
             std::vector<std::string> names;
@@ -1294,9 +1275,9 @@ int main(int argc, char** argv) {
         else if (args.is("--loss-every-run-arm")) add_loss_arms("every-run");  // the older spelling
         else if (args.is("--loss-arm")) {
             if (!add_loss_arms(args.value())) return 2;
-        } else if (args.is("--loss-scenarios")) loss_scenarios = split_commas(args.value());
+        } else if (args.is("--loss-scenarios")) loss_scenarios = split_list(args.value());
         else if (args.is("--only")) {
-            for (const std::string& s : split_commas(args.value())) only.insert(s);
+            for (const std::string& s : split_list(args.value())) only.insert(s);
         } else {
             return args.usage();
         }
