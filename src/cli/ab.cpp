@@ -125,7 +125,7 @@ int run_ab(const VmCli& v) {
     auto cat = load_catalog(v.fixes_dir);
     if (!cat) return fail(cat.error(), kExitUsage);
     const FixDef* fix = cat->find(v.fix);
-    if (!fix) return fail(make_error(fmt::format("unknown fix \"{}\"; known fixes: {}", v.fix, cat->names())), kExitUsage);
+    if (!fix) return fail(make_error(unknown_name_message("fix", v.fix, cat->names()), EINVAL, "known fixes: " + cat->names()), kExitUsage);
     if (fix->mode != FixMode::kKernelPair)
         return fail(make_error(fmt::format("{} is a runtime fix: judge it on one kernel with `hotline validate --fix {}` "
                                            "(in a guest: hotline vm -- validate --fix {})",

@@ -84,6 +84,17 @@ expect_usage validate
 expect_usage diff a.json b.json --expect nosuchfix
 expect_usage serve -c /nonexistent/serve.toml --check-config
 expect_usage probe --mechanism nosuch
+expect_usage ab --fix numa-locl
+expect_in "did you mean for ab --fix" "$err" 'did you mean "numa-local"'
+expect_usage ab --fix numa-local
+expect_in "ab refuses a runtime fix" "$err" 'hotline validate --fix numa-local'
+
+# `hotline ab` on a fix no archived kernel reaches: NOT-APPLICABLE (exit 3)
+# before any guest boots, the verdict document says why and what to pass.
+run ab --fix random-mix-timer --json
+assert "hotline ab --fix random-mix-timer exits 3 (got $rc: $err)" test "$rc" = 3
+expect_in "ab's NOT-APPLICABLE verdict" "$out" '"verdict": "NOT-APPLICABLE"'
+expect_in "ab names the option to pass" "$out" '--baseline PATH'
 
 # --help and `hotline help PATH`: the same text, ending in examples of that command.
 for p in "${paths[@]}"; do
