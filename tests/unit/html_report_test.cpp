@@ -51,6 +51,38 @@ void expect_self_contained(const std::string& page) {
     EXPECT_EQ(page.find(">inf<"), std::string::npos);
 }
 
+// A saved document is a file anyone can hand over, and its strings come from
+// the kernel (release, symbol and type names), the command line and the fix
+// catalog: each must reach the page as text, never as markup.  The quotes
+// would end an attribute, the angle brackets open an element.
+constexpr const char* kHostile = "\"'><script>alert(1)</script>";
+constexpr const char* kHostileText = "&quot;&apos;&gt;&lt;script&gt;alert(1)&lt;/script&gt;";
+
+// Appends kHostile to every string of the document but the schema (it picks
+// the page) and the trial arms (they pick a chart's points), and to the names
+// that are object keys (latency histograms by target, work by function).
+void taint(nlohmann::json& j, bool keyed_by_name = false) {
+    if (j.is_string()) {
+        j = j.get<std::string>() + kHostile;
+    } else if (j.is_array()) {
+        for (auto& x : j) taint(x);
+    } else if (j.is_object()) {
+        nlohmann::json out = nlohmann::json::object();
+        for (auto& [k, v] : j.items()) {
+            nlohmann::json x = v;
+            if (k != "schema" && k != "arm") taint(x, k == "histograms" || k == "work_functions");
+            out[keyed_by_name ? k + kHostile : k] = std::move(x);
+        }
+        j = std::move(out);
+    }
+}
+
+void expect_inert(const std::string& page, const std::string& kernel) {
+    EXPECT_EQ(page.find("<script"), std::string::npos) << "a document's string became markup";
+    EXPECT_EQ(page.find("'>"), std::string::npos) << "a document's string ended an attribute";
+    EXPECT_NE(page.find(kernel + kHostileText), std::string::npos) << "the kernel release, escaped";
+}
+
 }  // namespace
 
 TEST(HtmlReport, Recording) {
@@ -165,4 +197,42 @@ TEST(HtmlReport, UnknownSchemaIsAnError) {
     ASSERT_FALSE(page);
     EXPECT_NE(page.error().message().find("something.else"), std::string::npos);
     EXPECT_NE(page.error().message().find("hotline.recording"), std::string::npos);
+}
+
+TEST(HtmlReport, EveryStringOfTheDocumentIsText) {
+    auto rec = fixture("recording.json");
+    rec["analysis"]["diagnosis"]["findings"] = {
+        {{"rule", "r"}, {"severity", "warning"}, {"summary", "s"},
+         {"evidence", {{{"metric", "m"}, {"value", 2}, {"op", ">="}, {"threshold", 1}, {"mechanism", "btf"}}}},
+         {"fixes", {{{"fix", "f"}, {"prescribed", true}, {"confirm", "hotline ab --fix f"}}}}}};
+    rec["scenario"] = {{"scenario", "tcp-crr"}};
+    taint(rec);
+    auto page = render_html(HtmlInput{rec, kHostile, {}, {}});
+    ASSERT_TRUE(page) << page.error().message();
+    expect_inert(*page, "6.1.0-18-amd64");
+    // The kernel release and the target names are drawn in the charts too.
+    EXPECT_NE(page->find("<title>dst_entry" + std::string(kHostileText) + " refcount line on 6.1.0-18-amd64"),
+              std::string::npos);
+    EXPECT_NE(page->find(">dst_release" + std::string(kHostileText) + "</text>"), std::string::npos);
+
+    // A diff's verdict page: the verdict's own strings and both recordings' layouts.
+    auto verdict = fixture("diff_verdict.json");
+    verdict["notes"] = {"n"};
+    auto baseline = fixture("diff_baseline.json"), candidate = fixture("diff_candidate.json");
+    const auto layouts = fixture("recording.json")["analysis"]["layouts"];
+    baseline["analysis"]["layouts"] = candidate["analysis"]["layouts"] = layouts;
+    for (auto* d : {&verdict, &baseline, &candidate}) taint(*d);
+    auto diff = render_html(HtmlInput{verdict, kHostile, baseline, candidate});
+    ASSERT_TRUE(diff) << diff.error().message();
+    expect_inert(*diff, "6.12.9-amd64");
+    EXPECT_NE(diff->find("refcount line on 6.1.0-18-amd64" + std::string(kHostileText)), std::string::npos);
+    EXPECT_EQ(count(*diff, "data-chart=\"criterion\""), verdict["criteria"].size());
+
+    // A validate verdict with its trials drawn.
+    auto mixed = fixture("verdict_mixed.json");
+    mixed["context"]["kernel"] = {{"release", "6.18.0"}};
+    taint(mixed);
+    auto trials = render_html(HtmlInput{mixed, "", {}, {}});
+    ASSERT_TRUE(trials) << trials.error().message();
+    expect_inert(*trials, "6.18.0");
 }
