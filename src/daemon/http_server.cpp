@@ -884,7 +884,7 @@ std::string TlsContext::load(const std::string& cert_pem, const std::string& key
 }
 
 GuardedServer::GuardedServer(const HttpLimits& limits, HttpRejections& rejections, SSL_CTX* tls)
-    : limits_(limits), rejections_(rejections), tls_(tls),
+    : limits_(limits), rejections_(rejections),
       rejector_(std::make_unique<Rejector>(rejections, limits.max_request_bytes, tls)),
       pool_(std::make_unique<BoundedPool>(limits.workers, limits.queued)),
       reader_(std::make_unique<HeadReader>(limits_, tls, rejections,

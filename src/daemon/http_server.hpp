@@ -63,7 +63,6 @@ private:
 
     HttpLimits limits_;
     HttpRejections& rejections_;
-    SSL_CTX* tls_;
     std::vector<AuthUser> auth_users_;
     std::atomic<bool> stopping_{false};
     // Destroyed in reverse: the reader and the workers hand connections to the rejector.
