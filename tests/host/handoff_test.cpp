@@ -63,7 +63,8 @@ TEST(HandoffHost, AlternatingWriterHandsTheWorkItemEveryTime) {
     if (mf.nodes_with_cpus() == 1) {
         EXPECT_EQ((*q)["handoffs"]["cross_node_total"], 0) << mf.why({"nodes"}) << "\nhotline: " << (*q)["handoffs"];
     } else {
-        EXPECT_GE((*q)["handoffs"]["cross_node_total"].get<std::uint64_t>(), apart ? h : 0) << mf.why({"nodes"});
+        EXPECT_GE((*q)["handoffs"]["cross_node_total"].get<std::uint64_t>(), apart ? h : 0)
+            << mf.why({"nodes"}) << "\nhotline: " << (*q)["handoffs"];
     }
     // The recording names objects by id only, never by address.
     EXPECT_EQ(r.rec.dump().find("0xffff"), std::string::npos);

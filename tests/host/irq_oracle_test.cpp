@@ -3,14 +3,21 @@
 // per-line counts in /proc/interrupts, read twice around the recording and
 // twice inside it:
 //
-//   read A0; hotline record -- sh -c 'read B0; disk writes; read B1'; read A1
+//   read A0; hotline record -- sh -c 'read B0; direct disk reads; read B1'; read A1
 //
-// A handler entry is counted in /proc/interrupts once per interrupt, and the
-// tracepoint fires once per handler (action) the line has.  So per CPU
+// An interrupt is counted in /proc/interrupts once, and the tracepoint fires
+// once per handler (action) the line has.  So per CPU
 //   sum over lines of (B1 - B0)  <=  hotline  <=  sum over lines of (A1 - A0) x actions,
 // exactly: a lost interrupt breaks the left side, a double count the right.
 // Only numbered lines count: the architecture's own vectors (LOC, RES, CAL, ...)
 // do not pass through irq_handler_entry.
+//
+// Reads, not writes: a direct write's completion has the submitting task queue
+// block-layer work, and an interrupt arriving while a BPF program (hotline's
+// own, on workqueue_queue_work) runs on that CPU does not run the
+// irq_handler_entry program, with no miss counted (6.18: 2-10 of ~780
+// interrupts short of perf's irq:irq_handler_entry inside the window with
+// writes, none in 8 runs with reads).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -78,12 +85,13 @@ std::vector<std::uint64_t> per_cpu(const IrqCounts& before, const IrqCounts& aft
 TEST(IrqOracleHost, HandlerEntriesLieBetweenTheInterruptCountsAroundAndInsideTheRecording) {
     if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
     std::string rec = temp_path("irq.json"), b0 = temp_path("irq-b0"), b1 = temp_path("irq-b1");
-    // Direct writes to a file on a disk: completions come by interrupt.
+    // Direct reads of a file on a disk, written beforehand: each completes by interrupt.
     std::string data = "/var/tmp/hotline-irq-" + std::to_string(getpid());
+    ASSERT_EQ(run("dd if=/dev/urandom of=" + data + " bs=4096 count=1024 conv=fsync status=none").rc, 0);
     IrqCounts a0 = parse_interrupts(slurp("/proc/interrupts"));
     CmdResult r = run(hosttest::hotline() + " record -q -t queue_work_on -m tracepoint --no-handoffs -o " + rec +
-                      " -- sh -c 'cat /proc/interrupts > " + b0 + " && dd if=/dev/zero of=" + data +
-                      " bs=4096 count=256 oflag=direct,dsync status=none && cat /proc/interrupts > " + b1 + "'");
+                      " -- sh -c 'cat /proc/interrupts > " + b0 + " && dd if=" + data +
+                      " of=/dev/null bs=4096 iflag=direct status=none && cat /proc/interrupts > " + b1 + "'");
     IrqCounts a1 = parse_interrupts(slurp("/proc/interrupts"));
     ASSERT_EQ(r.rc, 0) << r.err;
     auto j = load_json(rec);
@@ -103,7 +111,7 @@ TEST(IrqOracleHost, HandlerEntriesLieBetweenTheInterruptCountsAroundAndInsideThe
         EXPECT_LE(inner[c], h) << "CPU " << c << ": fewer handler entries than interrupts counted inside the recording";
         EXPECT_LE(h, outer[c]) << "CPU " << c << ": more handler entries than interrupts (x handlers) around it";
     }
-    EXPECT_GT(inside, 0u) << "the direct writes raised no interrupt";
+    EXPECT_GT(inside, 0u) << "the direct reads raised no interrupt";
     // queued_per_irq is the work functions' counts over those interrupts.
     const auto& metrics = j["analysis"]["diagnosis"]["metrics"];
     for (auto& [func, n] : wq["work_functions"].items()) {

@@ -16,7 +16,7 @@ set -euo pipefail
 build=$(realpath "$1")
 shift
 if [ $# = 0 ]; then
-    set -- -R '^(HostTest|HostDiagnose|HandoffHost|CostHost|FuncHost|LatencyOracleHost|IrqOracleHost|OracleHost)\.|^RecordOptionsHost\.PerCpu|^ServeHost\.(PerTargetMechanisms|HandoffMatrix)'
+    set -- -R '^(MachineFactsHost|HostTest|HostDiagnose|HandoffHost|CostHost|FuncHost|LatencyOracleHost|IrqOracleHost|OracleHost)\.|^RecordOptionsHost\.PerCpu|^ServeHost\.(PerTargetMechanisms|HandoffMatrix)'
 fi
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 
@@ -47,6 +47,13 @@ unshare -m --propagation private bash -c '
     printf "[none] integrity confidentiality\n" >/sys/kernel/security/lockdown
     build=$2
     shift 2
-    echo "inside: $(cat /sys/devices/system/node/node1/cpulist | wc -c)-byte node1 cpulist, lockdown $(cat /sys/kernel/security/lockdown)"
+    # The facts reader, without the file, must see the same machine the file describes.
+    seen=$(env -u HOTLINE_HOST_FACTS "$build/tests/host_tests" --gtest_filter=MachineFactsHost.* 2>&1) || true
+    for want in "machine fact lockdown = none (from /sys/kernel/security/lockdown)" \
+                "machine fact nodes = {node 0: 0 1; node 1: memory only} (from /sys/devices/system/node/node*/cpulist)"; do
+        grep -qF "$want" <<<"$seen" || { echo "other_machine.sh: the facts reader does not see: $want" >&2; echo "$seen" >&2; exit 1; }
+        echo "read in the namespace: $want"
+    done
+    "$build/hotline" probe | grep -E "^(lockdown|topology|  node)" | sed "s/^/hotline probe in the namespace: /"
     ctest --test-dir "$build" -L host --output-on-failure "$@"
 ' other-machine "$scratch" "$build" "$@"
