@@ -47,7 +47,8 @@ TEST(HostDiagnose, NamesRefusedMechanismsAndMakesNoUnsupportedFinding) {
         }
         for (auto& a : f["fixes"]) numa_local |= a["fix"] == "numa-local" && a["prescribed"].get<bool>();
     }
-    EXPECT_EQ(cross_finding, crosses) << "the online CPUs lie on " << nodes.size() << " node(s); " << mf.why({"nodes"})
-                                      << "\nhotline found: " << j["findings"].dump(1);
-    EXPECT_EQ(numa_local, crosses) << "numa-local prescribed; " << mf.why({"nodes"});
+    EXPECT_EQ(cross_finding, crosses) << "dst-cross-node-handoffs found: " << cross_finding
+                                      << ", while the online CPUs lie on " << nodes.size() << " node(s); "
+                                      << mf.why({"nodes"}) << "\nhotline found: " << j["findings"].dump(1);
+    EXPECT_EQ(numa_local, crosses) << "numa-local prescribed: " << numa_local << "; " << mf.why({"nodes"});
 }
