@@ -6,7 +6,8 @@
 using namespace hosttest;
 
 TEST(CostHost, EveryVariantRunsNextToAnEmptyProgram) {
-    CmdResult r = run(hosttest::hotline() + " cost --json -t queue_work_on -- " + PTY_PINGPONG_BIN + " 3000 alt");
+    CmdResult r =
+        run(hosttest::hotline() + " cost --json -t queue_work_on -m tracepoint -- " + PTY_PINGPONG_BIN + " 3000 alt");
     ASSERT_EQ(r.rc, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
     ASSERT_EQ(j["rows"].size(), 1u);
@@ -37,6 +38,27 @@ TEST(CostHost, EveryVariantRunsNextToAnEmptyProgram) {
     EXPECT_EQ(orphans_after_exit(), 0);
 }
 
+// fentry and kprobe, where the kernel admits them, are priced on the function
+// itself; where it refuses them, cost says so and prices nothing.
+TEST(CostHost, DirectMechanismsArePricedWhereTheKernelAdmitsThem) {
+    const auto& mf = hostfacts::MachineFacts::get();
+    for (auto [mech, admitted] : {std::pair{"fentry", mf.fentry_loads()}, std::pair{"kprobe", mf.kprobe_attaches()}}) {
+        CmdResult r = run(hosttest::hotline() + " cost --json -t queue_work_on -m " + mech + " -- " + PTY_PINGPONG_BIN +
+                          " 1000 alt");
+        const std::string why = mf.why({"fentry", "kprobe"}) + "\nhotline: " + r.out + r.err;
+        if (!admitted) {
+            EXPECT_NE(r.rc, 0) << mech << ": " << why;
+            continue;
+        }
+        ASSERT_EQ(r.rc, 0) << mech << ": " << why;
+        auto j = nlohmann::json::parse(r.out);
+        ASSERT_EQ(j["rows"].size(), 1u) << why;
+        EXPECT_EQ(j["rows"][0]["attach"], std::string(mech) + "/queue_work_on") << why;
+        for (auto& v : j["rows"][0]["variants"]) EXPECT_GE(v["run_cnt"].get<std::uint64_t>(), 950u) << v.dump();
+    }
+    EXPECT_EQ(orphans_after_exit(), 0);
+}
+
 TEST(CostHost, DefaultWorkloadGivesQueueWorkEnoughHitsToPrice) {
     // The pty writer of the built-in workload drives workqueue_queue_work.
     CmdResult r = run(hosttest::hotline() + " cost --json -t queue_work_on --workload pty -d 2s");
@@ -51,14 +73,19 @@ TEST(CostHost, DefaultWorkloadGivesQueueWorkEnoughHitsToPrice) {
     EXPECT_EQ(orphans_after_exit(), 0);
 }
 
-TEST(FuncHost, UserNamedFunctionFallsBackToSamplingHere) {
+// A user-named function has no tracepoint proxy: fentry or kprobe where the
+// kernel admits them (tests/lib/machine_facts.hpp), else sampling.
+TEST(FuncHost, UserNamedFunctionTakesWhatTheKernelAdmits) {
     CmdResult r = run(hosttest::hotline() + " probe --json -t queue_work_on --func tcp_v4_rcv:arg0");
     ASSERT_EQ(r.rc, 0) << r.err;
     auto j = nlohmann::json::parse(r.out);
     const auto* f = find_target(j["plan"], "tcp_v4_rcv");
     ASSERT_TRUE(f);
-    EXPECT_EQ((*f)["mechanism"], "sampling");
-    EXPECT_EQ((*f)["rejected"][2]["reason"], "no tracepoint proxy for tcp_v4_rcv");
+    std::string wrong = plan_mismatch(*f, false, "");
+    EXPECT_TRUE(wrong.empty()) << wrong;
+    if ((*f)["rejected"].size() > 2) {
+        EXPECT_EQ((*f)["rejected"][2]["reason"], "no tracepoint proxy for tcp_v4_rcv");
+    }
 }
 
 TEST(FuncHost, BadFuncSpecsAreNamed) {

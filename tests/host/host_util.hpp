@@ -6,11 +6,14 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "hotline/exit_codes.hpp"
+#include "machine_facts.hpp"
 #include <sstream>
 #include <string>
 
@@ -116,6 +119,72 @@ inline int orphans_after_exit() {
         usleep(50 * 1000);
     }
     return n;
+}
+
+// What is wrong with one target's plan entry (probe or recording JSON) against
+// the machine facts: the mechanism hotline's order gives there, and each
+// mechanism tried before it rejected with its reason.  Empty when nothing is.
+inline std::string plan_mismatch(const nlohmann::json& t, bool has_proxy, const std::string& proxy_fidelity) {
+    const auto& mf = hostfacts::MachineFacts::get();
+    const std::string want = mf.planned(has_proxy);
+    const std::string fidelity = want == "tracepoint" ? proxy_fidelity : want == "sampling" ? "sampled" : "exact";
+    std::string wrong;
+    if (t.value("mechanism", "") != want) wrong += "mechanism is not " + want + "; ";
+    if (t.value("fidelity", "") != fidelity) wrong += "fidelity is not " + fidelity + "; ";
+    auto rejected = mf.rejections_before(has_proxy);
+    const auto& got = t["rejected"];
+    if (got.size() != rejected.size()) wrong += "not " + std::to_string(rejected.size()) + " rejections; ";
+    for (std::size_t i = 0; i < rejected.size() && i < got.size(); ++i)
+        if (got[i].value("mechanism", "") != rejected[i].first ||
+            got[i].value("reason", "").find(rejected[i].second) == std::string::npos)
+            wrong += "rejection " + std::to_string(i) + " is not " + rejected[i].first + " with \"" +
+                     rejected[i].second + "\"; ";
+    if (wrong.empty()) return "";
+    return wrong + mf.why({"fentry", "kprobe"}) + "\nhotline planned: " + t.dump();
+}
+
+// The kernel's own count of tracepoint events over a window, per CPU: a
+// command line prefix, `perf stat -a -A` writing to OUT, that runs the rest of
+// the line inside the window.  Counts hotline does not own, to judge its counts
+// by (tests/host/oracle_test.cpp explains the nesting).
+inline std::string perf_stat(const std::string& out, const std::vector<std::string>& events) {
+    std::string cmd = "perf stat -a -A -x, -o " + out;
+    for (auto& e : events) cmd += " -e " + e;
+    return cmd + " -- ";
+}
+
+// perf stat -a -A -x, lines: CPUn,COUNT,UNIT,EVENT,...; comments start with '#'.
+struct PerfCounts {
+    std::map<std::string, std::vector<std::uint64_t>> per_cpu;  // event -> count by CPU
+    std::uint64_t on(const std::string& event, int cpu) const {
+        auto it = per_cpu.find(event);
+        return it == per_cpu.end() || std::size_t(cpu) >= it->second.size() ? 0 : it->second[std::size_t(cpu)];
+    }
+    std::uint64_t total(const std::string& event) const {
+        auto it = per_cpu.find(event);
+        std::uint64_t s = 0;
+        if (it != per_cpu.end())
+            for (auto v : it->second) s += v;
+        return s;
+    }
+};
+
+inline PerfCounts read_perf(const std::string& path) {
+    PerfCounts p;
+    std::istringstream in(slurp(path));
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("CPU", 0) != 0) continue;
+        std::vector<std::string> f;
+        std::istringstream ls(line);
+        for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+        if (f.size() < 4 || f[1].empty() || !std::isdigit(static_cast<unsigned char>(f[1][0]))) continue;
+        auto& v = p.per_cpu[f[3]];
+        std::size_t cpu = std::stoul(f[0].substr(3));
+        if (v.size() <= cpu) v.resize(cpu + 1, 0);
+        v[cpu] = std::stoull(f[1]);
+    }
+    return p;
 }
 
 }  // namespace hosttest

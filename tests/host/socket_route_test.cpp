@@ -28,8 +28,8 @@ constexpr double kOneCpuCeiling = 0.01;
 std::vector<double> handoffs_per_connection(const std::string& cpus) {
     TempDir d;
     std::string rec = d / "r.json";
-    auto r = hosttest::run(hosttest::hotline() + " record -q -t dst_release --scenario tcp-crr --cpus " + cpus +
-                           " -d 3s -o " + rec);
+    auto r = hosttest::run(hosttest::hotline() + " record -q -t dst_release -m tracepoint --scenario tcp-crr --cpus " +
+                           cpus + " -d 3s -o " + rec);
     EXPECT_EQ(r.rc, 0) << r.err;
     auto doc = hosttest::load_json(rec);
     std::vector<double> v;

@@ -70,15 +70,16 @@ TEST(PartialAttach, ASessionWhoseLaterAttachFailsDetachesEverything) {
     hotline::SessionOptions so;
     so.workq = false;
     so.latency = false;
-    // The tracepoint proxies this kernel can attach, found by a session without faults.
+    // The targets with tracepoint proxies, held to them (where fentry loads, it
+    // would be planned first); a session without faults attaches them all.
+    for (auto& t : hotline::builtin_targets())
+        if (t.proxy) so.targets.push_back(t.name);
+    so.forced = hotline::Mechanism::kTracepoint;  // a failed attach is then an error, not a fallback
     {
         auto probe = hotline::Session::open(so, kernel, *topo);
         ASSERT_TRUE(probe) << probe.error().message();
-        for (auto& tp : (*probe)->plan().targets)
-            if (tp.mechanism == hotline::Mechanism::kTracepoint) so.targets.push_back(tp.target);
     }
     ASSERT_GE(so.targets.size(), 2u) << "needs two tracepoint-proxy targets";
-    so.forced = hotline::Mechanism::kTracepoint;  // a failed attach is then an error, not a fallback
     const int fds = own_bpf_fds();
     const std::set<__u32> programs = loaded_hotline_programs();
     int failed_sessions = 0;
