@@ -196,7 +196,7 @@ TEST(Diff, MoreIntervalsThanTheLimitAreRefusedWithTheLimitNamed) {
 
 // Not in the AddressSanitizer build: its shadow memory and quarantine do not fit
 // a data-segment cap, so the cap would measure ASan, not the estimate.
-#ifndef __SANITIZE_ADDRESS__
+#ifndef HOTLINE_SANITIZED
 TEST(Diff, ManyIntervalsNeedNoQuadraticMemory) {
     // 5000 intervals a side: the pairwise estimate must not hold 25 million pairs
     // (200 MB).  The child's data segment is capped well below that.

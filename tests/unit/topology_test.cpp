@@ -42,7 +42,7 @@ TEST(CpuList, OverlappingRangesListEachCpuOnce) {
 // were removed, so a 64 KiB list repeating 0-65535 took 2.4 GB.  The child's
 // data segment is capped far below that (not under ASan, whose shadow memory
 // does not fit the cap).
-#ifndef __SANITIZE_ADDRESS__
+#ifndef HOTLINE_SANITIZED
 TEST(CpuList, RepeatedRangesCostTheirLengthNotTheirCount) {
     std::string list;
     for (int i = 0; i < 9000; ++i) list += "0-65535,";
