@@ -1098,9 +1098,14 @@ void check_sleep_mean(Checks& c, const GuestResult& r, const json& tot, const st
                            window_file, show(n), show(sum), window.value_or("no file")));
         return;
     }
-    c.expect(n->get<double>() == count, fmt::format("{}: every timed call is one of the {} sleeps", what, count),
+    c.expect(n->get<double>() >= count, fmt::format("{}: each of the {} sleeps timed", what, count),
              fmt::format("{} timed", n->dump()));
-    if (n->get<double>() != count) return;
+    // Another task of the guest may sleep in hrtimer_nanosleep during the window
+    // (seen on 6.12: one call of 0.5-1 s); the mean is then not the sleeps' own.
+    if (n->get<double>() != count) {
+        c.note(fmt::format("{}: {} timed calls, not only the {} sleeps: mean not judged", what, n->dump(), count));
+        return;
+    }
     double mean = sum->get<double>() / count, most = (t1 - t0 + 0.01) * 1e9 / count;
     c.expect(mean >= want_ns && mean <= most,
              fmt::format("{}: latency mean_ns lies between the request ({} ns) and the window per sleep ({} ns)", what,
