@@ -138,21 +138,20 @@ std::string Daemon::why_not_up() const {
 
 int Daemon::stop(double secs) {
     if (pid_ <= 0) return -1;
-    if (int early = wait_exit(pid_, 0); early >= 0) {
-        check_exit(early, "before it was stopped");
-        return early;
+    int rc = wait_exit(pid_, 0);
+    if (rc >= 0) {
+        fail(fmt::format("hotline serve exited by itself, with status {}, before it was stopped", rc));
+    } else {
+        kill(pid_, SIGTERM);
+        rc = wait_exit(pid_, secs);
+        if (rc < 0) return -1;
+        if (rc != hotline::kExitOk)
+            fail(fmt::format("hotline serve exited with status {} after SIGTERM (a clean stop exits 0: docs/metrics.md)",
+                             rc));
     }
-    kill(pid_, SIGTERM);
-    int rc = wait_exit(pid_, secs);
-    if (rc >= 0) check_exit(rc, "after SIGTERM");
-    return rc;
-}
-
-void Daemon::check_exit(int status, const std::string& how) {
     pid_ = -1;
-    if (status != hotline::kExitOk)
-        fail(fmt::format("hotline serve exited with status {} {} (a clean stop exits 0: docs/metrics.md)", status, how));
     check_sanitizers();
+    return rc;
 }
 
 void Daemon::check_sanitizers() {

@@ -63,7 +63,6 @@ public:
     int stop(double secs = 15);
 
 private:
-    void check_exit(int status, const std::string& how);
     void check_sanitizers();
     void fail(const std::string& what) const;
 
