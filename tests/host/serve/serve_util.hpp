@@ -63,13 +63,13 @@ public:
     int stop(double secs = 15);
 
 private:
-    void check_sanitizers();
-    void fail(const std::string& what) const;
+    // Once the daemon has been reaped: fails the running test with `problem` and
+    // any sanitizer report in the output, when there is either.
+    void ended(std::string problem);
 
     std::string dir_, config_, log_, startup_;
     pid_t pid_ = -1;
     int port_ = 0;
-    bool checked_ = false;
 };
 
 int connect_to(int port);
