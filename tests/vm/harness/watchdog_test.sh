@@ -17,7 +17,7 @@ lib=$1/lib
 # shellcheck source=/dev/null
 . "$lib/run.sh"
 export VM_WATCH_POLL_S=1
-VM_STEP_LIMIT_S=2
+VM_STEP_LIMIT_S=3
 work=$(mktemp -d "${TMPDIR:-/tmp}/hotline-watch.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 failed=0
@@ -40,10 +40,33 @@ watch() {
 wait_gone() {
     local i
     for ((i = 0; i < $2 * 10; i++)); do alive "$1" || return 0; sleep 0.1; done
+    echo "process $1 still running after $2 s"
+    return 1
+}
+# The `sleep` the watch PID is waiting in between two reads of the channel, if any.
+poll_sleep() { pgrep -P "$1" -x sleep; }
+# wait_polled PID N: returns once the watch PID has read the channel N times since
+# this call, that is once it has begun N new poll sleeps (one more when it was
+# between two sleeps at the call: its read then may have come first); false when
+# the watch ends first or after 15 s.
+wait_polled() {
+    local seen need=$2 now i
+    seen=$(poll_sleep "$1")
+    [ -n "$seen" ] || need=$((need + 1))
+    for ((i = 0; i < 300; i++)); do
+        alive "$1" || { echo "the watch $1 ended before reading the channel $2 times"; return 1; }
+        now=$(poll_sleep "$1")
+        if [ -n "$now" ] && [ "$now" != "$seen" ]; then
+            seen=$now
+            ((--need == 0)) && return 0
+        fi
+        sleep 0.05
+    done
+    echo "the watch $1 did not read the channel $2 times within 15 s"
     return 1
 }
 
-# 1. A test that never reports: its limit is 2 x 1 + 2 = 4 s.
+# 1. A test that never reports: its limit is 2 x 1 + 3 = 5 s.
 watch stalled-test
 printf 'HLVM-HELLO release=x uptime=1\nHLVM-START cost timeout=1\n' >>"$work/stalled-test/channel.log"
 check "a test without a result stops QEMU within its limit" wait_gone "$qemu" 15
@@ -61,15 +84,19 @@ check "a guest that never says hello is stopped" wait_gone "$qemu" 15
 check "the reason says no HLVM-HELLO" grep -q 'no HLVM-HELLO for' "$work/silent-boot/stalled"
 wait "$watcher"
 
-# 3. A guest that reports a marker every second (each step's limit: 2 or 4 s) for
-# 5 s, then HLVM-DONE: the watch ends by itself and QEMU is left running.
+# 3. A guest that sends each marker after the watch has read the one before twice
+# (so the watch checks each against its step's limit: 3 or 5 s, against 1 or 2 s
+# seen) for ten seconds or more, and then HLVM-DONE: the watch ends by itself and
+# QEMU is left running.
 watch progressing
+report() {  # report LINES: appended to the channel after two reads of what it holds
+    wait_polled "$watcher" 2 && printf '%s' "$1" >>"$work/progressing/channel.log"
+}
 for t in a b; do
-    sleep 1; echo "HLVM-START $t timeout=1" >>"$work/progressing/channel.log"
-    sleep 1; printf 'HLVM-FILE %s out 3\nYWJj\nHLVM-EOF\n' "$t" >>"$work/progressing/channel.log"
-    echo "HLVM-RESULT $t rc=0 secs=1.5" >>"$work/progressing/channel.log"
+    report "HLVM-START $t timeout=1"$'\n'
+    report "HLVM-FILE $t out 3"$'\nYWJj\nHLVM-EOF\n'"HLVM-RESULT $t rc=0 secs=1.5"$'\n'
 done
-sleep 1; echo "HLVM-DONE uptime=11" >>"$work/progressing/channel.log"
+report $'HLVM-DONE uptime=11\n'
 check "the watch ends after HLVM-DONE" wait_gone "$watcher" 10
 check "a guest that keeps reporting is never stopped" alive "$qemu"
 check "nothing is reported as stalled" test ! -e "$work/progressing/stalled"
