@@ -128,6 +128,26 @@ TEST(FieldTables, DeltaCarriesEveryField) {
     expect_delta(iv.d, kSampleFields, 1000, 100);
 }
 
+// A hot object's counts are running totals in a snapshot; an interval holds
+// what it gained in that interval.  An object new in the later snapshot keeps
+// its whole count; one the earlier snapshot lacked a match for is not mixed up
+// with another target's object of the same id.
+TEST(FieldTables, DeltaOfAHotObjectIsWhatItGained) {
+    Snapshot earlier, later;
+    earlier.objects = {{"dst_release", "dst_entry", 7, 40, 10, 1, ""}, {"queue_work_on", "work_struct", 9, 5, 0, 0, ""}};
+    later.objects = {{"dst_release", "dst_entry", 7, 100, 25, 0, ""},
+                     {"queue_work_on", "work_struct", 7, 3, 1, 1, ""},
+                     {"queue_work_on", "work_struct", 9, 12, 2, 1, ""}};
+    Interval iv = delta(earlier, later);
+    ASSERT_EQ(iv.d.objects.size(), 3u);
+    EXPECT_EQ(iv.d.objects[0].handoffs, 60u);
+    EXPECT_EQ(iv.d.objects[0].cross_node, 15u);
+    EXPECT_EQ(iv.d.objects[1].handoffs, 3u) << "same id, other target: a new object";
+    EXPECT_EQ(iv.d.objects[1].cross_node, 1u);
+    EXPECT_EQ(iv.d.objects[2].handoffs, 7u);
+    EXPECT_EQ(iv.d.objects[2].cross_node, 2u);
+}
+
 template <class S>
 void expect_json(const nlohmann::json& j, Fields<S> fields) {
     for (const auto& f : fields) {

@@ -213,6 +213,29 @@ TEST(Sequential, AVerdictNeedsTheWholeEvidenceBar) {
     }
 }
 
+// With an adapted trial length the pilot's pairs are a stage of their own: the
+// evidence after it is the pilot's e-value times the later pairs' (the product
+// of e-values of independent stages is an e-value), so the pilot's weight is
+// never dropped.  Pairs without an effect keep every look below the bar.
+TEST(Sequential, ThePilotStagesEvidenceIsMultipliedIn) {
+    ValidateOptions o;
+    o.trial_length.adapt = true;
+    const int n = kPilotPairs + o.min_each + 2;
+    std::vector<double> base(std::size_t(n), 100), fix;
+    for (int i = 0; i < n; ++i) fix.push_back(70 + (i % 3 == 0 ? 2 : -1));  // threshold 0.7: d = +2, -1, -1, ...
+    auto r = evaluate("f", {expect_down("m.x", 0.3)}, abab(base, fix, "m.x"), o);
+    const CriterionResult& judged = r.criteria.at(0);
+    ASSERT_TRUE(judged.e_value && judged.pilot_e_value) << judged.reason;
+    std::vector<double> d;
+    for (int i = 0; i < n; ++i) d.push_back(fix[std::size_t(i)] - 0.7 * 100);
+    const double pilot = t_mixture_e_value({d.begin(), d.begin() + kPilotPairs}, o.mixture_g);
+    const double after = t_mixture_e_value({d.begin() + kPilotPairs, d.end()}, o.mixture_g);
+    ASSERT_GT(std::abs(pilot - 1), 1e-3) << "a pilot e-value of 1 could not tell";
+    EXPECT_NEAR(*judged.pilot_e_value, pilot, 1e-9 * pilot);
+    EXPECT_NEAR(*judged.e_value, pilot * after, 1e-9 * pilot * after) << judged.reason;
+    EXPECT_EQ(judged.verdict, Verdict::kInconclusive) << judged.reason;
+}
+
 // ---- Trial length adapted to the noise (Kalibera and Jones; issue 20) ----
 
 TEST(TrialLength, KaliberaJonesLengthFollowsTheNoise) {

@@ -318,6 +318,20 @@ TEST(Verdict, MissingMetricIsNamedAndAlternativesAreUsed) {
     EXPECT_EQ(r.criteria[0].verdict, Verdict::kPass);
 }
 
+// Every required criterion must hold for a PASS: one that passed beside one
+// left undecided (its metric never measured) is INCONCLUSIVE, and says which.
+TEST(Verdict, OnePassBesideAnUndecidedCriterionIsInconclusive) {
+    Rng rng(19);
+    auto trials = abab(normal(rng, 5, 100, 5), normal(rng, 5, 30, 5), "m.x");
+    auto r = evaluate("f", {expect_down("m.x", 0.5), expect_down("m.y", 0.5)}, trials, {});
+    ASSERT_EQ(r.criteria.size(), 2u);
+    EXPECT_EQ(r.criteria[0].verdict, Verdict::kPass) << r.criteria[0].reason;
+    EXPECT_EQ(r.criteria[1].verdict, Verdict::kInconclusive) << r.criteria[1].reason;
+    EXPECT_EQ(r.overall, Verdict::kInconclusive) << r.reason;
+    EXPECT_EQ(exit_code(r.overall), 2);
+    EXPECT_NE(r.reason.find("1 of 2 criteria undecided"), std::string::npos) << r.reason;
+}
+
 TEST(Verdict, ReportCriteriaNeverDecide) {
     Rng rng(18);
     auto trials = abab(normal(rng, 5, 100, 5), normal(rng, 5, 40, 5), "m.x");
