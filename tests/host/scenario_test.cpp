@@ -372,6 +372,11 @@ TEST(ScenarioHost, SigkilledRunIsCleanedByTheNextOne) {
     })) << "qperf never started inside the namespaces; log: " << slurp(log);
     c.signal(SIGKILL);
     EXPECT_EQ(c.wait(), 128 + SIGKILL);
+    // The owner is dead once the processes it forked (they share its lock's open
+    // file until they exec or die) are gone too; on a busy machine that is not
+    // the instant its parent reaps it.  A live owner's names are not cleaned.
+    EXPECT_TRUE(eventually([&] { return !OwnerLock::held(NetPaths{}.lock_dir, pid); }, 10))
+        << "the killed run's owner lock is still held";
     // The kill leaves the namespaces (so the next run has something to clean).
     EXPECT_TRUE(fs::exists(cns));
     EXPECT_TRUE(fs::exists(sns));

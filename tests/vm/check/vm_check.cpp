@@ -1081,38 +1081,6 @@ std::optional<std::pair<double, double>> median_bucket(const json& buckets) {
     return std::nullopt;
 }
 
-// The mean hotline reports (latency sum over count) against the sleeps
-// themselves, when every timed call is one of them: at least the request (the
-// kernel never ends a sleep early), at most the loop's window per sleep, from
-// /proc/uptime read in the guest around the sleeps (centiseconds, truncated:
-// the window is at most its reading + 10 ms).
-void check_sleep_mean(Checks& c, const GuestResult& r, const json& tot, const std::string& what,
-                      const std::string& window_file, int count, double want_ns) {
-    double t0 = 0, t1 = 0;
-    auto window = slurp(r.files / window_file);
-    bool read = window && std::sscanf(window->c_str(), "%lf %lf", &t0, &t1) == 2 && t1 >= t0;
-    const json* n = at(tot, {"latency", "count"});
-    const json* sum = at(tot, {"latency", "sum_ns"});
-    if (!read || !n || !sum || !n->is_number() || !sum->is_number()) {
-        c.fail(fmt::format("{}: latency count and sum, and the /proc/uptime window {} (seen: {}, {}, {})", what,
-                           window_file, show(n), show(sum), window.value_or("no file")));
-        return;
-    }
-    c.expect(n->get<double>() >= count, fmt::format("{}: each of the {} sleeps timed", what, count),
-             fmt::format("{} timed", n->dump()));
-    // Another task of the guest may sleep in hrtimer_nanosleep during the window
-    // (seen on 6.12: one call of 0.5-1 s); the mean is then not the sleeps' own.
-    if (n->get<double>() != count) {
-        c.note(fmt::format("{}: {} timed calls, not only the {} sleeps: mean not judged", what, n->dump(), count));
-        return;
-    }
-    double mean = sum->get<double>() / count, most = (t1 - t0 + 0.01) * 1e9 / count;
-    c.expect(mean >= want_ns && mean <= most,
-             fmt::format("{}: latency mean_ns lies between the request ({} ns) and the window per sleep ({} ns)", what,
-                         want_ns, most),
-             fmt::format("{} ns", mean));
-}
-
 std::optional<double> check_sleeps(Checks& c, const GuestResult& r, const std::string& mech, Sleep s) {
     auto doc = load_json(c, r, fmt::format("sleep-{}-{}.json", mech, s.us));
     if (!doc) return std::nullopt;
@@ -1133,7 +1101,6 @@ std::optional<double> check_sleeps(Checks& c, const GuestResult& r, const std::s
     c.expect(m && m->first <= want_ns && want_ns <= m->second,
              fmt::format("{}: the median latency lies in the log2 bucket of {} ns", what, want_ns),
              m ? fmt::format("median bucket [{}, {}] ns; histogram {}", m->first, m->second, h->dump()) : "empty histogram");
-    check_sleep_mean(c, r, *tot, what, fmt::format("sleep-{}-{}.window", mech, s.us), s.count, want_ns);
     return m ? std::optional<double>(m->first) : std::nullopt;
 }
 
