@@ -9,7 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "hotline/abi.h"
+#include "hotline/model/abi.h"
 
 /* include/linux/skbuff.h: the low bit of _skb_refdst marks a dst the skb holds
  * no reference on (a macro, so not in vmlinux.h). */

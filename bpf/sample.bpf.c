@@ -11,7 +11,7 @@
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "hotline/abi.h"
+#include "hotline/model/abi.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

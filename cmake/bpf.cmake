@@ -6,10 +6,10 @@
 # bpf_skeletons(TARGET SOURCE_DIR OUTPUT_DIR NAME...): bpf_object for each NAME, and
 #   TARGET, a custom target that builds their skeletons.
 #
-# Every object sees bpf/ and HOTLINE_BPF_ABI_DIR (hotline/abi.h); each depends on
+# Every object sees bpf/ and HOTLINE_BPF_ABI_DIR (hotline/model/abi.h); each depends on
 # every header there and in its own SOURCE_DIR.
 
-set(HOTLINE_BPF_ABI_DIR ${CMAKE_SOURCE_DIR}/src/model/include)
+set(HOTLINE_BPF_ABI_DIR ${CMAKE_SOURCE_DIR}/include)
 # The architecture's UAPI headers (asm/), for objects built on UAPI headers
 # instead of vmlinux.h; searched after everything else.
 if(CMAKE_LIBRARY_ARCHITECTURE)
@@ -23,7 +23,7 @@ function(bpf_object name src_dir out_dir)
   file(GLOB headers CONFIGURE_DEPENDS
     ${CMAKE_SOURCE_DIR}/bpf/*.h
     ${src_dir}/*.h
-    ${HOTLINE_BPF_ABI_DIR}/hotline/abi.h
+    ${HOTLINE_BPF_ABI_DIR}/hotline/model/abi.h
     ${CMAKE_SOURCE_DIR}/bpf/vmlinux/x86/vmlinux.h)
   file(MAKE_DIRECTORY ${out_dir})
   add_custom_command(OUTPUT ${obj}

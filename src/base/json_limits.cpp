@@ -1,5 +1,5 @@
 // Depth-limited JSON parsing for documents read from files.
-#include "hotline/json_limits.hpp"
+#include "hotline/base/json_limits.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
-// The daemon's log lines (hotline/log.hpp).
-#include "hotline/log.hpp"
+// The daemon's log lines (hotline/base/log.hpp).
+#include "hotline/base/log.hpp"
 
 #include <sys/stat.h>
 #include <time.h>

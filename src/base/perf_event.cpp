@@ -1,4 +1,4 @@
-#include "hotline/perf_event.hpp"
+#include "hotline/base/perf_event.hpp"
 
 #include <sys/syscall.h>
 #include <unistd.h>

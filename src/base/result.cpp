@@ -1,5 +1,5 @@
 // Error formatting shared by every front end.
-#include "hotline/result.hpp"
+#include "hotline/base/result.hpp"
 
 #include <cstring>
 

@@ -1,5 +1,5 @@
 // The one implementation of blocking and waiting for shutdown signals.
-#include "hotline/signals.hpp"
+#include "hotline/base/signals.hpp"
 
 #include <pthread.h>
 #include <time.h>

@@ -1,5 +1,5 @@
 // Two-sample statistics behind every verdict: all deterministic given a seed.
-#include "hotline/stats.hpp"
+#include "hotline/base/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

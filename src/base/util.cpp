@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 
-#include "hotline/util.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 

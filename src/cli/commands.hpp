@@ -8,14 +8,14 @@
 #include <initializer_list>
 #include <optional>
 
-#include "hotline/exit_codes.hpp"
-#include "hotline/journal.hpp"
-#include "hotline/mechanism.hpp"
-#include "hotline/result.hpp"
-#include "hotline/scenario.hpp"
-#include "hotline/session.hpp"
-#include "hotline/util.hpp"
-#include "hotline/validator.hpp"
+#include "hotline/model/exit_codes.hpp"
+#include "hotline/fix/journal.hpp"
+#include "hotline/model/mechanism.hpp"
+#include "hotline/base/result.hpp"
+#include "hotline/workload/scenario.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/base/util.hpp"
+#include "hotline/validate/validator.hpp"
 
 namespace CLI {
 class App;

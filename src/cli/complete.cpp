@@ -8,9 +8,9 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "hotline/fix.hpp"
-#include "hotline/scenario.hpp"
-#include "hotline/targets.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/workload/scenario.hpp"
+#include "hotline/targets/targets.hpp"
 
 namespace hotline::cli {
 

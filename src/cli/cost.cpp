@@ -6,10 +6,10 @@
 #include <thread>
 
 #include "commands.hpp"
-#include "hotline/cost.hpp"
-#include "hotline/output.hpp"
-#include "hotline/util.hpp"
-#include "hotline/workload.hpp"
+#include "hotline/probe/cost.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/base/util.hpp"
+#include "hotline/workload/workload.hpp"
 
 namespace hotline::cli {
 

@@ -6,9 +6,9 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "hotline/diagnose.hpp"
-#include "hotline/finding_output.hpp"
-#include "hotline/html_report.hpp"
+#include "hotline/diagnose/diagnose.hpp"
+#include "hotline/report/finding_output.hpp"
+#include "hotline/report/html_report.hpp"
 
 namespace hotline::cli {
 

@@ -8,12 +8,12 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "hotline/fix.hpp"
-#include "hotline/interrupts.hpp"
-#include "hotline/journal.hpp"
-#include "hotline/output.hpp"
-#include "hotline/util.hpp"
-#include "hotline/fix_output.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/kernel/interrupts.hpp"
+#include "hotline/fix/journal.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/base/util.hpp"
+#include "hotline/report/fix_output.hpp"
 
 namespace hotline::cli {
 

@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "hotline/verdict.hpp"
+#include "hotline/model/verdict.hpp"
 
 namespace hotline::cli {
 

@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "hotline/log.hpp"
-#include "hotline/serve.hpp"
+#include "hotline/base/log.hpp"
+#include "hotline/daemon/serve.hpp"
 
 namespace hotline::cli {
 namespace {

@@ -4,9 +4,9 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "hotline/output.hpp"
-#include "hotline/session.hpp"
-#include "hotline/util.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline::cli {
 

@@ -7,16 +7,16 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "hotline/html_report.hpp"
-#include "hotline/diagnose.hpp"
-#include "hotline/finding_output.hpp"
-#include "hotline/output.hpp"
-#include "hotline/scenario.hpp"
-#include "hotline/session.hpp"
-#include "hotline/signals.hpp"
-#include "hotline/util.hpp"
-#include "hotline/validator.hpp"
-#include "hotline/workload.hpp"
+#include "hotline/report/html_report.hpp"
+#include "hotline/diagnose/diagnose.hpp"
+#include "hotline/report/finding_output.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/workload/scenario.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/base/signals.hpp"
+#include "hotline/base/util.hpp"
+#include "hotline/validate/validator.hpp"
+#include "hotline/workload/workload.hpp"
 
 namespace hotline::cli {
 

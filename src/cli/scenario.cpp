@@ -7,10 +7,10 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "hotline/kernel.hpp"
-#include "hotline/output.hpp"
-#include "hotline/scenario.hpp"
-#include "hotline/util.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/workload/scenario.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline::cli {
 

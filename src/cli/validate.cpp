@@ -9,12 +9,12 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "hotline/html_report.hpp"
-#include "hotline/interrupts.hpp"
-#include "hotline/terminal.hpp"
-#include "hotline/util.hpp"
-#include "hotline/validator.hpp"
-#include "hotline/verdict_output.hpp"
+#include "hotline/report/html_report.hpp"
+#include "hotline/kernel/interrupts.hpp"
+#include "hotline/report/terminal.hpp"
+#include "hotline/base/util.hpp"
+#include "hotline/validate/validator.hpp"
+#include "hotline/report/verdict_output.hpp"
 
 namespace hotline::cli {
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "commands.hpp"
-#include "hotline/signals.hpp"
+#include "hotline/base/signals.hpp"
 
 namespace hotline::cli {
 namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
 // toml++ into TomlValue, and the one error format of every configuration file.
-#include "hotline/toml_reader.hpp"
+#include "hotline/config/toml_reader.hpp"
 
 #include <fmt/format.h>
 

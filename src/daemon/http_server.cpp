@@ -2,7 +2,7 @@
 // included) for every connection, a bounded worker pool serves complete ones and
 // answers 503 when full, a byte budget and deadline per request, nonblocking I/O
 // with MSG_NOSIGNAL, TLS via OpenSSL, and a lingering close so refusals are read.
-#include "hotline/util.hpp"
+#include "hotline/base/util.hpp"
 #include "http_server.hpp"
 
 #include <arpa/inet.h>

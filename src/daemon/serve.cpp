@@ -19,15 +19,15 @@
 #include <thread>
 
 #include "http_server.hpp"
-#include "hotline/diagnose.hpp"
-#include "hotline/exit_codes.hpp"
-#include "hotline/log.hpp"
-#include "hotline/output.hpp"
-#include "hotline/prometheus.hpp"
-#include "hotline/serve.hpp"
-#include "hotline/session.hpp"
-#include "hotline/signals.hpp"
-#include "hotline/util.hpp"
+#include "hotline/diagnose/diagnose.hpp"
+#include "hotline/model/exit_codes.hpp"
+#include "hotline/base/log.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/report/prometheus.hpp"
+#include "hotline/daemon/serve.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/base/signals.hpp"
+#include "hotline/base/util.hpp"
 #include "serve_config.hpp"
 
 namespace hotline::daemon {

@@ -1,5 +1,5 @@
 // The `hotline serve` TOML configuration: strict schema (unknown keys are errors),
-// every error collected, each naming its line (hotline/toml_reader.hpp), and
+// every error collected, each naming its line (hotline/config/toml_reader.hpp), and
 // basic-auth checking against a SHA-256 digest.
 #include "serve_config.hpp"
 
@@ -15,8 +15,8 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "hotline/toml_reader.hpp"
-#include "hotline/util.hpp"
+#include "hotline/config/toml_reader.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 

@@ -8,11 +8,11 @@
 #include <string_view>
 #include <vector>
 
-#include "hotline/prometheus.hpp"
-#include "hotline/result.hpp"
-#include "hotline/serve.hpp"
-#include "hotline/session.hpp"
-#include "hotline/targets.hpp"
+#include "hotline/report/prometheus.hpp"
+#include "hotline/base/result.hpp"
+#include "hotline/daemon/serve.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/targets/targets.hpp"
 
 namespace hotline {
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "hotline/diagnose.hpp"
-#include "hotline/recording_metrics.hpp"
+#include "hotline/diagnose/diagnose.hpp"
+#include "hotline/model/recording_metrics.hpp"
 
 namespace hotline {
 

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "hotline/diagnose.hpp"
-#include "hotline/fix_output.hpp"
-#include "hotline/recording_metrics.hpp"
-#include "hotline/util.hpp"
+#include "hotline/diagnose/diagnose.hpp"
+#include "hotline/report/fix_output.hpp"
+#include "hotline/model/recording_metrics.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "hotline/diagnose.hpp"
-#include "hotline/recording_metrics.hpp"
-#include "hotline/targets.hpp"
-#include "hotline/toml_reader.hpp"
-#include "hotline/util.hpp"
+#include "hotline/diagnose/diagnose.hpp"
+#include "hotline/model/recording_metrics.hpp"
+#include "hotline/targets/targets.hpp"
+#include "hotline/config/toml_reader.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 

@@ -3,7 +3,7 @@
 #include <bpf/btf.h>
 #include <fmt/format.h>
 
-#include "hotline/fix.hpp"
+#include "hotline/fix/fix.hpp"
 
 namespace hotline {
 

@@ -3,7 +3,7 @@
 // and commit ids: shared/reference/kernel-facts.md.  Metric names are the
 // validator's vocabulary (docs/validate-design.md).  Lines of the TOML file are
 // the "builtin:N" sources reports show, so a comment added at its top moves them.
-#include "hotline/fix.hpp"
+#include "hotline/fix/fix.hpp"
 
 namespace hotline {
 

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <set>
 
-#include "hotline/fix.hpp"
-#include "hotline/toml_reader.hpp"
-#include "hotline/util.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/config/toml_reader.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 

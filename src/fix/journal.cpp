@@ -14,9 +14,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "hotline/journal.hpp"
-#include "hotline/json_limits.hpp"
-#include "hotline/util.hpp"
+#include "hotline/fix/journal.hpp"
+#include "hotline/base/json_limits.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 

@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "hotline/journal.hpp"
+#include "hotline/fix/journal.hpp"
 
 namespace hotline {
 

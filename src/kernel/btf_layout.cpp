@@ -1,6 +1,6 @@
 // Cache-line layout from BTF: flattens a struct and reports the fields that share
 // the hot field's 64-byte line, so a report can say "rt_genid sits on the refcount line".
-#include "hotline/btf_layout.hpp"
+#include "hotline/kernel/btf_layout.hpp"
 
 #include <bpf/btf.h>
 #include <fmt/format.h>

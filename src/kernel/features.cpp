@@ -22,8 +22,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "hotline/kernel.hpp"
-#include "hotline/perf_event.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/base/perf_event.hpp"
 
 namespace hotline {
 

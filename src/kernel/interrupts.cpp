@@ -11,8 +11,8 @@
 #include <charconv>
 #include <sstream>
 
-#include "hotline/interrupts.hpp"
-#include "hotline/util.hpp"
+#include "hotline/kernel/interrupts.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 

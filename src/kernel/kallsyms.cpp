@@ -18,7 +18,7 @@
 #include <thread>
 #include <utility>
 
-#include "hotline/kernel.hpp"
+#include "hotline/kernel/kernel.hpp"
 
 namespace hotline {
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "hotline/kernel.hpp"
+#include "hotline/kernel/kernel.hpp"
 
 namespace hotline {
 

@@ -1,12 +1,12 @@
 // Sizes of the BPF values fields are read from, and the completeness rules of a
 // field table.
-#include "hotline/fields.hpp"
+#include "hotline/model/fields.hpp"
 
 #include <cstring>
 #include <set>
 #include <utility>
 
-#include "hotline/metrics.hpp"
+#include "hotline/model/metrics.hpp"
 
 namespace hotline {
 

@@ -1,4 +1,4 @@
-#include "hotline/finding.hpp"
+#include "hotline/model/finding.hpp"
 
 namespace hotline {
 

@@ -1,4 +1,4 @@
-#include "hotline/layout.hpp"
+#include "hotline/model/layout.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "hotline/mechanism.hpp"
+#include "hotline/model/mechanism.hpp"
 
 #include <iterator>
 #include <string>

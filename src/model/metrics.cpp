@@ -1,5 +1,5 @@
 // Deltas between cumulative snapshots and per-node folds.
-#include "hotline/metrics.hpp"
+#include "hotline/model/metrics.hpp"
 
 #include <algorithm>
 

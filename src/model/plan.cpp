@@ -1,4 +1,4 @@
-#include "hotline/plan.hpp"
+#include "hotline/model/plan.hpp"
 
 namespace hotline {
 

@@ -1,6 +1,6 @@
 // One trial's metric values from the collector's interval and the scenario's
 // own numbers, under the names the fix catalog and the diagnosis rules use.
-#include "hotline/recording_metrics.hpp"
+#include "hotline/model/recording_metrics.hpp"
 
 #include <algorithm>
 #include <vector>

@@ -1,10 +1,10 @@
-#include "hotline/topology.hpp"
+#include "hotline/model/topology.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <sstream>
 
-#include "hotline/util.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 

@@ -1,4 +1,4 @@
-#include "hotline/verdict.hpp"
+#include "hotline/model/verdict.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

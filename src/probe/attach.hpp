@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "background_kallsyms.hpp"
-#include "hotline/abi.h"
-#include "hotline/bpf_skeleton.hpp"
-#include "hotline/session.hpp"
+#include "hotline/model/abi.h"
+#include "hotline/probe/bpf_skeleton.hpp"
+#include "hotline/probe/session.hpp"
 
 namespace hotline {
 

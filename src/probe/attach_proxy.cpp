@@ -8,7 +8,7 @@
 
 #include "attach.hpp"
 #include "empty.skel.h"
-#include "hotline/proxy_programs.hpp"
+#include "hotline/probe/proxy_programs.hpp"
 #include "proxy.skel.h"
 
 namespace hotline {

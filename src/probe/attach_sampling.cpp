@@ -7,7 +7,7 @@
 #include <cerrno>
 
 #include "attach.hpp"
-#include "hotline/perf_event.hpp"
+#include "hotline/base/perf_event.hpp"
 #include "sample.skel.h"
 
 namespace hotline {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <system_error>
 
-#include "hotline/kernel.hpp"
+#include "hotline/kernel/kernel.hpp"
 
 namespace hotline {
 

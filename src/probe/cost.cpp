@@ -1,6 +1,6 @@
 // `hotline cost`: the per-hit price of counting, latency and handoff tracking next
 // to an empty program on the same attach point, all attached in one run.
-#include "hotline/cost.hpp"
+#include "hotline/probe/cost.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -12,8 +12,8 @@
 
 #include "empty.skel.h"
 #include "proxy.skel.h"
-#include "hotline/bpf_skeleton.hpp"
-#include "hotline/prog_stats.hpp"
+#include "hotline/probe/bpf_skeleton.hpp"
+#include "hotline/probe/prog_stats.hpp"
 
 namespace hotline {
 

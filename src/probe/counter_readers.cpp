@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <fmt/format.h>
 
-#include "hotline/prog_stats.hpp"
+#include "hotline/probe/prog_stats.hpp"
 
 namespace hotline {
 

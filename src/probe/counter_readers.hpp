@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "attach.hpp"
-#include "hotline/metrics.hpp"
+#include "hotline/model/metrics.hpp"
 
 namespace hotline {
 

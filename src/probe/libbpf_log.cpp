@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "hotline/bpf_skeleton.hpp"
+#include "hotline/probe/bpf_skeleton.hpp"
 
 namespace hotline {
 

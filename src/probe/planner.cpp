@@ -1,6 +1,6 @@
 // Attach planning: the order of mechanisms, the pre-checks that explain a refusal
 // without touching the kernel, and the rule that a forced mechanism never falls back.
-#include "hotline/planner.hpp"
+#include "hotline/probe/planner.hpp"
 
 #include <optional>
 

@@ -1,6 +1,6 @@
 #include <cerrno>
 
-#include "hotline/session.hpp"
+#include "hotline/probe/session.hpp"
 
 namespace hotline {
 

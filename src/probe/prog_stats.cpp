@@ -1,4 +1,4 @@
-#include "hotline/prog_stats.hpp"
+#include "hotline/probe/prog_stats.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

@@ -1,4 +1,4 @@
-#include "hotline/run_stats_window.hpp"
+#include "hotline/probe/run_stats_window.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "hotline/util.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 

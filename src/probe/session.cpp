@@ -1,8 +1,8 @@
 // The live session: orchestrates target resolution, planning with real attach
 // attempts (one MechanismAttach per mechanism), the objects every plan needs
 // besides, and reading the counters.
-#include "hotline/util.hpp"
-#include "hotline/session.hpp"
+#include "hotline/base/util.hpp"
+#include "hotline/probe/session.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -18,9 +18,9 @@
 
 #include "attach.hpp"
 #include "counter_readers.hpp"
-#include "hotline/btf_layout.hpp"
-#include "hotline/prog_stats.hpp"
-#include "hotline/run_stats_window.hpp"
+#include "hotline/kernel/btf_layout.hpp"
+#include "hotline/probe/prog_stats.hpp"
+#include "hotline/probe/run_stats_window.hpp"
 #include "startup_heap.hpp"
 #include "workq.skel.h"
 

@@ -1,13 +1,13 @@
 // SVG chart renderers (see charts.hpp).  Every coordinate goes through coord()
 // and every printed number through human(), so nothing non-finite reaches the page.
-#include "hotline/charts.hpp"
+#include "hotline/report/charts.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "hotline/output.hpp"
+#include "hotline/report/output.hpp"
 
 namespace hotline::charts {
 

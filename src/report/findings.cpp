@@ -1,8 +1,8 @@
 // A diagnosis as text and JSON.
 #include <fmt/format.h>
 
-#include "hotline/finding_output.hpp"
-#include "hotline/output.hpp"
+#include "hotline/report/finding_output.hpp"
+#include "hotline/report/output.hpp"
 
 namespace hotline {
 

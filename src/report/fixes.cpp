@@ -2,8 +2,8 @@
 // this kernel, and their JSON forms.
 #include <fmt/format.h>
 
-#include "hotline/fix.hpp"
-#include "hotline/fix_output.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/report/fix_output.hpp"
 
 namespace hotline {
 

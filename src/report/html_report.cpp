@@ -1,6 +1,6 @@
 // The HTML report (html_report.hpp): page kinds by schema, each a list of
 // sections built from the saved JSON and drawn by the chart renderers.
-#include "hotline/html_report.hpp"
+#include "hotline/report/html_report.hpp"
 
 #include <fmt/format.h>
 
@@ -9,11 +9,11 @@
 #include <ctime>
 #include <map>
 
-#include "hotline/charts.hpp"
-#include "hotline/finding_output.hpp"
-#include "hotline/json_limits.hpp"
-#include "hotline/output.hpp"
-#include "hotline/verdict.hpp"
+#include "hotline/report/charts.hpp"
+#include "hotline/report/finding_output.hpp"
+#include "hotline/base/json_limits.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/model/verdict.hpp"
 
 namespace hotline {
 namespace {

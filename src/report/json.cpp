@@ -1,7 +1,7 @@
 // JSON renderers and the versioned recording format.
 #include <nlohmann/json.hpp>
 
-#include "hotline/output.hpp"
+#include "hotline/report/output.hpp"
 
 namespace hotline {
 

@@ -1,8 +1,8 @@
 // Prometheus text 0.0.4 / OpenMetrics 1.0 rendering of a cumulative Snapshot:
 // per-node (optionally per-CPU) call counters, handoff matrices, latency
 // histograms, sampling shares, and the exporter's own health.
-#include "hotline/prometheus.hpp"
-#include "hotline/util.hpp"
+#include "hotline/report/prometheus.hpp"
+#include "hotline/base/util.hpp"
 
 #include <dirent.h>
 #include <unistd.h>

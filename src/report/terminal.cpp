@@ -1,5 +1,5 @@
 // Terminal colour and the validate progress line (terminal.hpp).
-#include "hotline/terminal.hpp"
+#include "hotline/report/terminal.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>

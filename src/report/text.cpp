@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <ostream>
 
-#include "hotline/output.hpp"
+#include "hotline/report/output.hpp"
 
 namespace hotline {
 

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "hotline/output.hpp"
-#include "hotline/terminal.hpp"
-#include "hotline/verdict_output.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/report/terminal.hpp"
+#include "hotline/report/verdict_output.hpp"
 
 namespace hotline {
 

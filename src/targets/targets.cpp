@@ -1,10 +1,10 @@
 // Built-in targets: the functions behind the two regressions hotline was made for.
-#include "hotline/targets.hpp"
+#include "hotline/targets/targets.hpp"
 
 #include <cctype>
 #include <iterator>
 
-#include "hotline/abi.h"
+#include "hotline/model/abi.h"
 
 namespace hotline {
 

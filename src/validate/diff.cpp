@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "hotline/fix_output.hpp"
-#include "hotline/output.hpp"
-#include "hotline/validator.hpp"
+#include "hotline/report/fix_output.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/validate/validator.hpp"
 
 namespace hotline {
 

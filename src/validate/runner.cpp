@@ -7,12 +7,12 @@
 
 #include <algorithm>
 
-#include "hotline/journal.hpp"
-#include "hotline/output.hpp"
-#include "hotline/session.hpp"
-#include "hotline/util.hpp"
-#include "hotline/validator.hpp"
-#include "hotline/fix_output.hpp"
+#include "hotline/fix/journal.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/base/util.hpp"
+#include "hotline/validate/validator.hpp"
+#include "hotline/report/fix_output.hpp"
 
 namespace hotline {
 

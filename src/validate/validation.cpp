@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "hotline/validate.hpp"
+#include "hotline/validate/validate.hpp"
 
 namespace hotline {
 

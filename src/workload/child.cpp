@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "hotline/workload.hpp"
+#include "hotline/workload/workload.hpp"
 
 namespace hotline {
 

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <mutex>
 
-#include "hotline/workload.hpp"
+#include "hotline/workload/workload.hpp"
 
 namespace hotline {
 

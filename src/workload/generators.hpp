@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include "hotline/util.hpp"
-#include "hotline/netns.hpp"
-#include "hotline/scenario.hpp"
-#include "hotline/workload.hpp"
+#include "hotline/base/util.hpp"
+#include "hotline/workload/netns.hpp"
+#include "hotline/workload/scenario.hpp"
+#include "hotline/workload/workload.hpp"
 
 namespace hotline::detail {
 
@@ -63,7 +63,7 @@ private:
     GenEnv& env_;
 };
 
-// --- counters (the clocks are monotonic_seconds and monotonic_ns, hotline/util.hpp) ------------
+// --- counters (the clocks are monotonic_seconds and monotonic_ns, hotline/base/util.hpp) ------------
 
 inline constexpr int kIoTimeoutMs = 200;  // blocking calls wake this often to look at the stop flag
 

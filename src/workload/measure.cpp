@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <sstream>
 
-#include "hotline/scenario.hpp"
+#include "hotline/workload/scenario.hpp"
 
 namespace hotline {
 

@@ -8,7 +8,7 @@
 // runs a handful of times per scenario, far off any measured path.  Removal needs
 // no helper (umount + unlink), so cleaning works even where `ip` is missing, and
 // threads enter namespaces with setns(2) directly: a netns is per thread.
-#include "hotline/netns.hpp"
+#include "hotline/workload/netns.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -31,7 +31,7 @@
 #include <sstream>
 #include <thread>
 
-#include "hotline/workload.hpp"
+#include "hotline/workload/workload.hpp"
 
 namespace hotline {
 

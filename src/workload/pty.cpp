@@ -14,7 +14,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "hotline/workload.hpp"
+#include "hotline/workload/workload.hpp"
 
 namespace hotline {
 

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <sstream>
 
-#include "hotline/scenario.hpp"
-#include "hotline/util.hpp"
+#include "hotline/workload/scenario.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "generators.hpp"
-#include "hotline/scenario.hpp"
+#include "hotline/workload/scenario.hpp"
 
 namespace hotline {
 

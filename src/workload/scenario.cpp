@@ -1,7 +1,7 @@
 // Named scenarios: option checking, the lifecycle of one run (network, helper
 // processes, coordinator thread, teardown), and the result's text and JSON.
-#include "hotline/util.hpp"
-#include "hotline/scenario.hpp"
+#include "hotline/base/util.hpp"
+#include "hotline/workload/scenario.hpp"
 
 #include <sched.h>
 #include <signal.h>
@@ -17,9 +17,9 @@
 #include <thread>
 
 #include "generators.hpp"
-#include "hotline/kernel.hpp"
-#include "hotline/signals.hpp"
-#include "hotline/workload.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/base/signals.hpp"
+#include "hotline/workload/workload.hpp"
 
 namespace hotline {
 

@@ -26,7 +26,7 @@
 #include "bench_util.hpp"
 #include "lead_bench.hpp"
 #include "lines.skel.h"
-#include "hotline/bpf_skeleton.hpp"
+#include "hotline/probe/bpf_skeleton.hpp"
 
 using namespace hotline::bench;
 using nlohmann::json;

@@ -23,10 +23,10 @@
 
 #include "bench_util.hpp"
 #include "lead_bench.hpp"
-#include "hotline/kernel.hpp"
-#include "hotline/workload.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/workload/workload.hpp"
 #include "layouts.skel.h"
-#include "hotline/bpf_skeleton.hpp"
+#include "hotline/probe/bpf_skeleton.hpp"
 
 using namespace hotline::bench;
 using nlohmann::json;

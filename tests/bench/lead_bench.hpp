@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "hotline/prog_stats.hpp"
+#include "hotline/probe/prog_stats.hpp"
 
 namespace hotline::bench {
 

@@ -38,13 +38,13 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "hotline/cost.hpp"
-#include "hotline/prog_stats.hpp"
-#include "hotline/scenario.hpp"
-#include "hotline/session.hpp"
-#include "hotline/util.hpp"
-#include "hotline/workload.hpp"
-#include "hotline/bpf_skeleton.hpp"
+#include "hotline/probe/cost.hpp"
+#include "hotline/probe/prog_stats.hpp"
+#include "hotline/workload/scenario.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/base/util.hpp"
+#include "hotline/workload/workload.hpp"
+#include "hotline/probe/bpf_skeleton.hpp"
 #include "floor.skel.h"
 #include "trigger.skel.h"
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "hotline/scenario.hpp"
+#include "hotline/workload/scenario.hpp"
 
 using namespace hotline;
 

@@ -25,7 +25,7 @@ from referencing import Registry, Resource
 PENDING = {}
 FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "fixtures"
 GOLDEN = FIXTURES / "golden"
-# A verdict's exit status (src/model/include/hotline/exit_codes.hpp).
+# A verdict's exit status (include/hotline/model/exit_codes.hpp).
 VERDICT_EXIT = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 2, "NOT-APPLICABLE": 3, "ERROR": 4}
 
 

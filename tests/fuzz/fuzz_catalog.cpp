@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "hotline/fix.hpp"
-#include "hotline/journal.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/fix/journal.hpp"
 
 using namespace hotline;
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "hotline/journal.hpp"
+#include "hotline/fix/journal.hpp"
 #include "knob_path_check.hpp"
 
 using namespace hotline;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "hotline/json_limits.hpp"
+#include "hotline/base/json_limits.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view s(reinterpret_cast<const char*>(data), size);

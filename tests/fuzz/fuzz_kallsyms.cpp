@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "hotline/kernel.hpp"
+#include "hotline/kernel/kernel.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view s(reinterpret_cast<const char*>(data), size);

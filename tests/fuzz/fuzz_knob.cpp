@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "hotline/journal.hpp"
+#include "hotline/fix/journal.hpp"
 #include "knob_path_check.hpp"
 
 using namespace hotline;

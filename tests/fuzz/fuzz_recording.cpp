@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <string_view>
 
-#include "hotline/diagnose.hpp"
-#include "hotline/fix.hpp"
-#include "hotline/json_limits.hpp"
-#include "hotline/output.hpp"
-#include "hotline/validator.hpp"
+#include "hotline/diagnose/diagnose.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/base/json_limits.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/validate/validator.hpp"
 
 using namespace hotline;
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "hotline/html_report.hpp"
-#include "hotline/json_limits.hpp"
+#include "hotline/report/html_report.hpp"
+#include "hotline/base/json_limits.hpp"
 
 using namespace hotline;
 

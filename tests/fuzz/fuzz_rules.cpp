@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "hotline/diagnose.hpp"
-#include "hotline/fix.hpp"
+#include "hotline/diagnose/diagnose.hpp"
+#include "hotline/fix/fix.hpp"
 
 using namespace hotline;
 

@@ -12,9 +12,9 @@
 #include <string>
 
 #include "../unit/fix_test_util.hpp"
-#include "hotline/exit_codes.hpp"
-#include "hotline/fix.hpp"
-#include "hotline/journal.hpp"
+#include "hotline/model/exit_codes.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/fix/journal.hpp"
 
 using namespace hotline;
 using hotline::test::TempDir;

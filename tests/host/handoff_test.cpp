@@ -11,9 +11,9 @@
 
 #include "host_util.hpp"
 #include "machine_facts.hpp"
-#include "hotline/kernel.hpp"
-#include "hotline/session.hpp"
-#include "hotline/workload.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/workload/workload.hpp"
 
 using namespace hosttest;
 using hostfacts::MachineFacts;

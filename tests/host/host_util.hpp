@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "hotline/exit_codes.hpp"
+#include "hotline/model/exit_codes.hpp"
 #include "machine_facts.hpp"
 #include <sstream>
 #include <string>

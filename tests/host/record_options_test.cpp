@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 
 #include "host_util.hpp"
-#include "hotline/session.hpp"
+#include "hotline/probe/session.hpp"
 
 using namespace hosttest;
 

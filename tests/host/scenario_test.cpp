@@ -20,10 +20,10 @@
 #include <thread>
 
 #include "../unit/fix_test_util.hpp"
-#include "hotline/netns.hpp"
-#include "hotline/output.hpp"
-#include "hotline/scenario.hpp"
-#include "hotline/workload.hpp"
+#include "hotline/workload/netns.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/workload/scenario.hpp"
+#include "hotline/workload/workload.hpp"
 
 using namespace hotline;
 namespace fs = std::filesystem;

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "../unit/fix_test_util.hpp"
-#include "hotline/journal.hpp"
-#include "hotline/kernel.hpp"
-#include "hotline/netns.hpp"
+#include "hotline/fix/journal.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/workload/netns.hpp"
 #include "host_util.hpp"
 
 using namespace hotline;

@@ -7,7 +7,7 @@
 #include <regex>
 #include <string>
 
-#include "hotline/charts.hpp"
+#include "hotline/report/charts.hpp"
 
 namespace ch = hotline::charts;
 

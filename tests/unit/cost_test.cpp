@@ -1,7 +1,7 @@
 // The arithmetic of `hotline cost` rows: ratios, hit rates and the CPU a variant adds.
 #include <gtest/gtest.h>
 
-#include "hotline/cost.hpp"
+#include "hotline/probe/cost.hpp"
 
 using namespace hotline;
 

@@ -11,9 +11,9 @@
 #include <set>
 #include <sstream>
 
-#include "hotline/diagnose.hpp"
-#include "hotline/finding_output.hpp"
-#include "hotline/util.hpp"
+#include "hotline/diagnose/diagnose.hpp"
+#include "hotline/report/finding_output.hpp"
+#include "hotline/base/util.hpp"
 
 using namespace hotline;
 

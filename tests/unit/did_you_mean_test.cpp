@@ -2,7 +2,7 @@
 // targets, fixes, scenarios).
 #include <gtest/gtest.h>
 
-#include "hotline/util.hpp"
+#include "hotline/base/util.hpp"
 
 using namespace hotline;
 

@@ -8,8 +8,8 @@
 
 #include <limits>
 
-#include "hotline/output.hpp"
-#include "hotline/validator.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/validate/validator.hpp"
 
 using namespace hotline;
 

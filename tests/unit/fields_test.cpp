@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "hotline/output.hpp"
-#include "hotline/prometheus.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/report/prometheus.hpp"
 
 using namespace hotline;
 

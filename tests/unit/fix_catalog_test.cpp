@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "fix_test_util.hpp"
-#include "hotline/fix.hpp"
-#include "hotline/validate.hpp"
-#include "hotline/fix_output.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/validate/validate.hpp"
+#include "hotline/report/fix_output.hpp"
 
 using namespace hotline;
 using hotline::test::FakeFacts;

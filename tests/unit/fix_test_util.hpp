@@ -12,8 +12,8 @@
 #include <sstream>
 #include <string>
 
-#include "hotline/fix.hpp"
-#include "hotline/journal.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/fix/journal.hpp"
 
 namespace hotline::test {
 

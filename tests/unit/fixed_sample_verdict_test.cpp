@@ -4,8 +4,8 @@
 // interval that straddles the threshold decides nothing, in both directions.
 #include <gtest/gtest.h>
 
-#include "hotline/fix.hpp"
-#include "hotline/validator.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/validate/validator.hpp"
 
 using namespace hotline;
 

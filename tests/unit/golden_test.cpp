@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
-#include "hotline/fix.hpp"
-#include "hotline/fix_output.hpp"
-#include "hotline/verdict_output.hpp"
-#include "hotline/output.hpp"
-#include "hotline/prometheus.hpp"
-#include "hotline/validate.hpp"
-#include "hotline/validator.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/report/fix_output.hpp"
+#include "hotline/report/verdict_output.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/report/prometheus.hpp"
+#include "hotline/validate/validate.hpp"
+#include "hotline/validate/validator.hpp"
 #include "topology_fixtures.hpp"
 
 using namespace hotline;

@@ -10,9 +10,9 @@
 #include <filesystem>
 
 #include "fix_test_util.hpp"
-#include "hotline/journal.hpp"
-#include "hotline/json_limits.hpp"
-#include "hotline/util.hpp"
+#include "hotline/fix/journal.hpp"
+#include "hotline/base/json_limits.hpp"
+#include "hotline/base/util.hpp"
 
 using namespace hotline;
 using hotline::test::TempDir;

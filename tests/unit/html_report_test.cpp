@@ -6,8 +6,8 @@
 #include <regex>
 #include <sstream>
 
-#include "hotline/html_report.hpp"
-#include "hotline/util.hpp"
+#include "hotline/report/html_report.hpp"
+#include "hotline/base/util.hpp"
 
 using hotline::HtmlInput;
 using hotline::render_html;

@@ -1,7 +1,7 @@
 // Device IRQs by action name from /proc/interrupts text (the --irqs-of resolver).
 #include <gtest/gtest.h>
 
-#include "hotline/interrupts.hpp"
+#include "hotline/kernel/interrupts.hpp"
 
 namespace hotline {
 namespace {

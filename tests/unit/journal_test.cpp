@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fix_test_util.hpp"
-#include "hotline/journal.hpp"
+#include "hotline/fix/journal.hpp"
 
 using namespace hotline;
 using hotline::test::TempDir;

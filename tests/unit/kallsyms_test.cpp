@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fstream>
 
-#include "hotline/kernel.hpp"
+#include "hotline/kernel/kernel.hpp"
 
 using namespace hotline;
 

@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "fix_test_util.hpp"
-#include "hotline/journal.hpp"
+#include "hotline/fix/journal.hpp"
 
 using namespace hotline;
 using hotline::test::TempDir;

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "hotline/btf_layout.hpp"
+#include "hotline/kernel/btf_layout.hpp"
 
 using namespace hotline;
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hotline/log.hpp"
+#include "hotline/base/log.hpp"
 
 using namespace hotline;
 

@@ -2,8 +2,8 @@
 
 #include <sstream>
 
-#include "hotline/output.hpp"
-#include "hotline/util.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/base/util.hpp"
 #include "topology_fixtures.hpp"
 
 using namespace hotline;

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <map>
 
-#include "hotline/planner.hpp"
+#include "hotline/probe/planner.hpp"
 
 using namespace hotline;
 

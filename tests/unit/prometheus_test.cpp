@@ -14,7 +14,7 @@
 #include <set>
 #include <sstream>
 
-#include "hotline/prometheus.hpp"
+#include "hotline/report/prometheus.hpp"
 #include "serve_config.hpp"
 
 using namespace hotline;

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "hotline/workload.hpp"
+#include "hotline/workload/workload.hpp"
 
 using namespace hotline;
 

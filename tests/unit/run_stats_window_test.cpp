@@ -2,7 +2,7 @@
 // of each second (RunCostScaler); the window itself is in the host tier.
 #include <gtest/gtest.h>
 
-#include "hotline/run_stats_window.hpp"
+#include "hotline/probe/run_stats_window.hpp"
 
 using namespace hotline;
 

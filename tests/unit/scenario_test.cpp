@@ -11,9 +11,9 @@
 #include <random>
 #include <sstream>
 
-#include "hotline/netns.hpp"
-#include "hotline/scenario.hpp"
-#include "hotline/workload.hpp"
+#include "hotline/workload/netns.hpp"
+#include "hotline/workload/scenario.hpp"
+#include "hotline/workload/workload.hpp"
 
 using namespace hotline;
 namespace fs = std::filesystem;

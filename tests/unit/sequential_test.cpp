@@ -9,8 +9,8 @@
 #include <iomanip>
 #include <limits>
 
-#include "hotline/stats.hpp"
-#include "hotline/validate.hpp"
+#include "hotline/base/stats.hpp"
+#include "hotline/validate/validate.hpp"
 #include "validate_test_util.hpp"
 
 using namespace hotline;

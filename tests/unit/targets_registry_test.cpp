@@ -4,9 +4,9 @@
 
 #include <set>
 
-#include "hotline/abi.h"
-#include "hotline/proxy_programs.hpp"
-#include "hotline/targets.hpp"
+#include "hotline/model/abi.h"
+#include "hotline/probe/proxy_programs.hpp"
+#include "hotline/targets/targets.hpp"
 
 namespace hotline {
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "hotline/terminal.hpp"
-#include "hotline/verdict_output.hpp"
+#include "hotline/report/terminal.hpp"
+#include "hotline/report/verdict_output.hpp"
 
 using namespace hotline;
 

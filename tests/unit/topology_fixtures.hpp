@@ -1,7 +1,7 @@
 // Machine shapes the unit tests render and fold against.
 #pragma once
 
-#include "hotline/topology.hpp"
+#include "hotline/model/topology.hpp"
 
 namespace hotline::test {
 

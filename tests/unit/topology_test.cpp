@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "hotline/kernel.hpp"
-#include "hotline/metrics.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/model/metrics.hpp"
 
 using namespace hotline;
 

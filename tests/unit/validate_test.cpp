@@ -5,10 +5,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "hotline/stats.hpp"
-#include "hotline/validate.hpp"
-#include "hotline/btf_layout.hpp"
-#include "hotline/verdict_output.hpp"
+#include "hotline/base/stats.hpp"
+#include "hotline/validate/validate.hpp"
+#include "hotline/kernel/btf_layout.hpp"
+#include "hotline/report/verdict_output.hpp"
 #include "validate_test_util.hpp"
 
 using namespace hotline;

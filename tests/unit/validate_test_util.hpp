@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "hotline/stats.hpp"
-#include "hotline/validate.hpp"
+#include "hotline/base/stats.hpp"
+#include "hotline/validate/validate.hpp"
 
 namespace hotline::test {
 

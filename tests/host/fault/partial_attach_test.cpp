@@ -9,9 +9,9 @@
 #include <set>
 #include <string>
 
-#include "hotline/kernel.hpp"
-#include "hotline/session.hpp"
-#include "hotline/topology.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/model/topology.hpp"
 
 extern "C" void hl_fault_set(const char* spec);
 extern "C" long hl_fault_hits();

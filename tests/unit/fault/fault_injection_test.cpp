@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fix_test_util.hpp"
-#include "hotline/journal.hpp"
-#include "hotline/util.hpp"
+#include "hotline/fix/journal.hpp"
+#include "hotline/base/util.hpp"
 
 extern "C" void hl_fault_set(const char* spec);
 extern "C" long hl_fault_hits();

@@ -26,9 +26,9 @@
 
 #include <sys/wait.h>
 
-#include "hotline/exit_codes.hpp"
-#include "hotline/kernel.hpp"
-#include "hotline/output.hpp"
+#include "hotline/model/exit_codes.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/report/output.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -1,0 +1,121 @@
+// A session's own cost, timed for a window of each period.  The kernel times a
+// BPF program run only while BPF_ENABLE_STATS is held, and then every run pays
+// two clock reads outside the program's own run time (docs/overhead.md prices
+// them); timing one period in ten cuts that price tenfold.  The runs and run
+// time of the whole session are then the timed ones scaled by the share of the
+// time the statistics were on.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "hotline/model/metrics.hpp"
+
+namespace hotline {
+
+struct RunStatsTiming {
+    std::chrono::milliseconds period{1000};
+    // At a random offset in each period: a window fixed at the period's start
+    // would always time the first session's start-up, when the programs run
+    // unlike the rest of the session.
+    std::chrono::milliseconds on{100};
+    std::chrono::milliseconds check{100};  // off, how often the run counts are checked
+
+    // Where `on` starts in a period: uniform over [0, period - on].
+    std::chrono::milliseconds offset(std::minstd_rand& rng) const {
+        std::uniform_int_distribution<std::int64_t> d(0, (period - on).count());
+        return std::chrono::milliseconds(d(rng));
+    }
+};
+
+// Holds BPF_ENABLE_STATS for `on` of every `period` on a thread of its own,
+// one window per process: the sessions of a process (serve's, one per
+// mechanism) join it, and it closes with the last of them.
+class RunStatsWindow {
+public:
+    // A session's part in the window.  `runs` sums the kernel's run counts of
+    // its programs: runs counted while the window is off mean something else
+    // (another tool's descriptor, kernel.bpf_stats_enabled) keeps the
+    // statistics on, and each `check` of off time in which that is seen counts
+    // as covered.
+    class Member {
+    public:
+        ~Member();
+        Member(const Member&) = delete;
+        Member& operator=(const Member&) = delete;
+        // Nanoseconds since the window opened during which runs were timed, up to now.
+        std::uint64_t covered_ns() const { return window_->covered_ns(); }
+
+    private:
+        friend class RunStatsWindow;
+        Member(std::shared_ptr<RunStatsWindow> w, int id) : window_(std::move(w)), id_(id) {}
+        std::shared_ptr<RunStatsWindow> window_;
+        int id_;
+    };
+
+    static std::unique_ptr<Member> join(std::function<std::uint64_t()> runs);
+
+    RunStatsWindow();
+    ~RunStatsWindow();
+    RunStatsWindow(const RunStatsWindow&) = delete;
+    RunStatsWindow& operator=(const RunStatsWindow&) = delete;
+
+private:
+    void loop();
+    bool wait(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds d);
+    bool watch_off(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds off);
+    bool hold_stats(std::unique_lock<std::mutex>& lk, int fd);
+    struct Seen {
+        std::uint64_t runs;
+        std::uint64_t gen;  // members_gen_ when summed
+    };
+    Seen runs() const;
+    std::uint64_t covered_ns() const;
+
+    const RunStatsTiming timing_{};
+    mutable std::mutex members_mu_;
+    std::map<int, std::function<std::uint64_t()>> members_;
+    int next_id_ = 0;
+    std::uint64_t members_gen_ = 0;  // bumped on every join and leave
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    std::uint64_t covered_ns_ = 0;  // closed windows
+    std::uint64_t open_since_ = 0;  // nonzero while a window is open
+    std::minstd_rand offsets_;
+    std::thread thread_;
+};
+
+// Turns the kernel's cumulative counts of timed runs into estimates of every
+// run: each stretch between two reads that saw timed time adds its timed runs
+// and run time scaled by stretch / timed time.  A read inside a closed window
+// changes nothing; its stretch joins the next one.
+class RunCostScaler {
+public:
+    // From now on (`now_ns`), with the window's covered time at that moment.
+    RunCostScaler(std::uint64_t now_ns, std::uint64_t covered_ns) : last_ns_(now_ns), last_covered_ns_(covered_ns) {}
+    // `cost`: the kernel's cumulative counts; replaced by the estimates, each
+    // with the kernel's count in timed_runs.
+    void scale(std::vector<ProgCost>& cost, std::uint64_t covered_ns, std::uint64_t now_ns);
+
+private:
+    struct Totals {
+        std::uint64_t kernel_runs = 0, kernel_ns = 0;  // at the last stretch's end
+        double runs = 0, ns = 0;                        // estimates
+    };
+    std::map<std::pair<std::string, std::string>, Totals> progs_;
+    std::uint64_t last_ns_;
+    std::uint64_t last_covered_ns_;
+};
+
+}  // namespace hotline

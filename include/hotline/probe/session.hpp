@@ -1,0 +1,69 @@
+// A tracing session: plans the targets, owns every loaded program and link, and
+// reads their counters.  Destroying it detaches everything (links are fd-owned).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hotline/targets/targets.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/model/layout.hpp"
+#include "hotline/model/metrics.hpp"
+#include "hotline/probe/planner.hpp"
+#include "hotline/base/result.hpp"
+#include "hotline/base/util.hpp"  // monotonic_seconds, the time base of snapshots
+
+namespace hotline {
+
+struct SessionOptions {
+    std::vector<std::string> targets;  // empty: every built-in target
+    std::optional<Mechanism> forced;
+    bool latency = true;
+    // Hz per CPU for the sampling mechanism.  Each sample is a timer interrupt the
+    // workload pays for outside any BPF run time (docs/overhead.md, sampling rate);
+    // 99, as bpftrace's and bcc's profilers use, not a multiple of the tick.
+    int sample_freq = 99;
+    std::vector<std::string> funcs;  // custom targets: NAME or NAME:argN
+    bool handoffs = true;            // track object handoffs where the target has an object
+    int handoff_sample = 1;          // track 1 of N objects (by address hash)
+    // Owner table entries per target (a 4-way set-associative array).  Small, so
+    // that its pages stay recently touched (docs/overhead.md, "pages, not lines").
+    std::uint32_t owner_capacity = 2048;
+    bool workq = true;               // workqueue attribution programs, for targets whose entry asks for them
+    // Time every program run (hotline cost, which compares variants run by run)
+    // instead of a window of each second (RunStatsWindow).
+    bool time_every_run = false;
+};
+
+// What a session found out besides counters.
+struct SessionInfo {
+    std::vector<LineLayout> layouts;    // per object type watched
+    std::vector<std::string> notes;     // e.g. layout lookups that failed
+    std::string random_mix;             // the registry's kernel findings (KernelFinding) of observable targets
+    std::string workq;                  // attribution programs: "attached" or why not
+};
+
+class Session {
+public:
+    static Result<std::unique_ptr<Session>> open(const SessionOptions& opts,
+                                                 const KernelInfo& kernel,
+                                                 const Topology& topo);
+    virtual ~Session() = default;
+    virtual const Plan& plan() const = 0;
+    virtual Result<Snapshot> read() const = 0;
+    virtual const SessionInfo& info() const = 0;
+    // The session's /proc/kallsyms table (null when unreadable), for reports made
+    // after the run: loading it again costs tens of milliseconds and its size in RSS.
+    virtual const Kallsyms* kallsyms() const { return nullptr; }
+};
+
+// Checks that the process may load BPF and open perf events; names what is missing.
+Status check_privileges(const KernelInfo& k);
+
+// Resolves target names plus --func specs; an unknown name lists the valid ones.
+Result<std::vector<TargetDef>> resolve_targets(const std::vector<std::string>& names,
+                                               const std::vector<std::string>& funcs = {});
+
+}  // namespace hotline
