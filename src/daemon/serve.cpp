@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "http_server.hpp"
+#include "negotiation.hpp"
 #include "hotline/diagnose/diagnose.hpp"
 #include "hotline/model/exit_codes.hpp"
 #include "hotline/base/log.hpp"
