@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <span>
 #include <utility>
@@ -165,6 +166,27 @@ void render_field(Scrape& c, const Field<Snapshot>& f) {
     });
 }
 
+// The workqueue attribution belongs to no target: one series, or one per node.
+void render_field(Scrape& c, const Field<WorkqCounters>& f) {
+    if (!c.s.has_workq) return;
+    const WorkqCounters& w = c.s.workq;
+    if (f.fold == Fold::kTotal) {
+        if (f.prom.capped && !c.x.admit(1)) return;
+        std::uint64_t v = 0;
+        if (f.per_cpu)
+            for (auto n : w.*f.per_cpu) v += n;
+        else v = w.*f.value;
+        c.x.sample({}, v);
+        return;
+    }
+    per_place(w.*f.per_cpu, c.info.topo, c.opts.per_cpu, [&](int node, int cpu, std::uint64_t n) {
+        if (f.prom.capped && !c.x.admit(1)) return;
+        Labels l{{"node", std::to_string(node)}};
+        if (cpu >= 0) l.emplace_back("cpu", std::to_string(cpu));
+        c.x.sample(l, n);
+    });
+}
+
 template <class S>
 void render_fields(Scrape& c, std::span<const Field<S>> fields) {
     for (const auto& f : fields) {
@@ -302,16 +324,62 @@ void render_process(Scrape& c) {
     if (const auto& p = c.counters.process) c.x.sample({}, (*p).*Member);
 }
 
+// ------------------------------------------------------------ field tables
+// The labels a table's field families get, by fold; nullopt: that fold is not
+// rendered for the table.
+struct FoldLabels {
+    std::optional<std::string_view> by_node = {};
+    std::optional<std::string_view> total = {};
+    std::optional<std::string_view> of(Fold f) const { return f == Fold::kByNode ? by_node : total; }
+};
+
+// One field table's exported fields: their families, rendering and checks.
+struct TableExport {
+    CounterTable table;
+    void (*families)(std::vector<MetricFamily>& out);
+    void (*render)(Scrape& c);
+    void (*check)(std::vector<std::string>& problems);
+};
+
+template <class S, const auto& kFields, const FoldLabels& kLabels>
+constexpr TableExport table_export(CounterTable table) {
+    return {
+        .table = table,
+        .families =
+            [](std::vector<MetricFamily>& out) {
+                for (const Field<S>& f : kFields)
+                    if (!f.prom.name.empty()) out.push_back(field_family(f.prom, kLabels.of(f.fold).value_or("")));
+            },
+        .render = [](Scrape& c) { render_fields<S>(c, kFields); },
+        .check =
+            [](std::vector<std::string>& problems) {
+                for (const Field<S>& f : kFields)
+                    if (!f.prom.name.empty() && !kLabels.of(f.fold))
+                        problems.push_back("family \"" + std::string(f.prom.name) +
+                                           "\": its fold is not rendered for its table");
+            },
+    };
+}
+
+constexpr FoldLabels kTargetLabels{.by_node = "target, node, (cpu), mechanism"};
+constexpr FoldLabels kHandoffLabels{.total = "target"};
+constexpr FoldLabels kWorkqLabels{.by_node = "node, (cpu)", .total = ""};
+constexpr FoldLabels kSampleLabels{.by_node = "node, (cpu)"};
+constexpr TableExport kTargetExport =
+    table_export<TargetCounters, kTargetFields, kTargetLabels>(CounterTable::kTarget);
+constexpr TableExport kHandoffExport =
+    table_export<HandoffCounters, kHandoffFields, kHandoffLabels>(CounterTable::kHandoff);
+constexpr TableExport kWorkqExport = table_export<WorkqCounters, kWorkqFields, kWorkqLabels>(CounterTable::kWorkq);
+constexpr TableExport kSampleExport = table_export<Snapshot, kSampleFields, kSampleLabels>(CounterTable::kSample);
+
 // ------------------------------------------------------------ the registry
 // Every family of /metrics in exposition order: either one rendered by a
 // function, or the exported fields of one field table (metrics.hpp), in that
-// table's order.
-enum class FieldTable { kNone, kTarget, kHandoff, kSample };
-
+// table's order.  Every table of kCounterTables has its entry.
 struct FamilyEntry {
     MetricFamily family = {};  // unused for a field table
     void (*render)(Scrape&) = nullptr;
-    FieldTable fields = FieldTable::kNone;
+    const TableExport* fields = nullptr;
 };
 
 constexpr auto kCounter = MetricType::kCounter;
@@ -334,18 +402,19 @@ constexpr FamilyEntry kFamilies[] = {
                         "4.14), so there is nothing to watch and nothing to alert on.",
                 .labels = "target"},
      .render = render_present},
-    {.fields = FieldTable::kTarget},
+    {.fields = &kTargetExport},
     {.family = {.name = "hotline_handoffs", .type = kCounter,
                 .help = "Hits on an object last touched from another CPU: one of node from_node, this one of to_node "
                         "(the node x node handoff matrix; the diagonal is same-node handoffs).",
                 .labels = "target, from_node, to_node", .capped = true},
      .render = render_handoff_matrix},
-    {.fields = FieldTable::kHandoff},
+    {.fields = &kHandoffExport},
     {.family = {.name = "hotline_latency_seconds", .type = MetricType::kHistogram,
                 .help = "Time spent in the target function, entry to return.", .unit = "seconds",
                 .labels = "target", .capped = true},
      .render = render_latency},
-    {.fields = FieldTable::kSample},
+    {.fields = &kSampleExport},
+    {.fields = &kWorkqExport},
     {.family = {.name = "hotline_sampled_share", .type = kGauge,
                 .help = "Share (0..1) of all samples since start whose IP was in the target function.",
                 .labels = "target", .capped = true},
@@ -399,60 +468,43 @@ constexpr FamilyEntry kFamilies[] = {
      .render = render_process<&ProcessStats::start_time_seconds>},
 };
 
-// The labels a table's field families get, by fold; empty: that fold is not
-// rendered for the table.
-struct FoldLabels {
-    std::string_view by_node = {};
-    std::string_view total = {};
-    std::string_view of(Fold f) const { return f == Fold::kByNode ? by_node : total; }
-};
-constexpr FoldLabels kTargetLabels{.by_node = "target, node, (cpu), mechanism"};
-constexpr FoldLabels kHandoffLabels{.total = "target"};
-constexpr FoldLabels kSampleLabels{.by_node = "node, (cpu)"};
-
-template <class S>
-void field_families(std::vector<MetricFamily>& out, std::span<const Field<S>> fields, FoldLabels labels) {
-    for (const auto& f : fields)
-        if (!f.prom.name.empty()) out.push_back(field_family(f.prom, labels.of(f.fold)));
-}
-
-template <class S>
-void check_folds(std::vector<std::string>& problems, std::span<const Field<S>> fields, FoldLabels labels) {
-    for (const auto& f : fields)
-        if (!f.prom.name.empty() && labels.of(f.fold).empty())
-            problems.push_back("family \"" + std::string(f.prom.name) + "\": its fold is not rendered for its table");
-}
-
 }  // namespace
 
 std::vector<MetricFamily> metric_families() {
     std::vector<MetricFamily> out;
     for (const auto& e : kFamilies) {
-        switch (e.fields) {
-            case FieldTable::kNone: out.push_back(e.family); break;
-            case FieldTable::kTarget:
-                field_families<TargetCounters>(out, kTargetFields, kTargetLabels);
-                break;
-            case FieldTable::kHandoff: field_families<HandoffCounters>(out, kHandoffFields, kHandoffLabels); break;
-            case FieldTable::kSample: field_families<Snapshot>(out, kSampleFields, kSampleLabels); break;
-        }
+        if (e.fields) e.fields->families(out);
+        else out.push_back(e.family);
     }
     return out;
 }
 
-std::vector<std::string> check_metric_registry() {
-    std::vector<std::string> problems;
+namespace {
+
+void check_entries(std::vector<std::string>& problems) {
     for (const auto& e : kFamilies) {
-        bool by_field = e.fields != FieldTable::kNone;
+        bool by_field = e.fields != nullptr;
         if (by_field == (e.render != nullptr))
             problems.push_back("a registry entry needs exactly one of render, fields: \"" +
                                std::string(e.family.name) + "\"");
         if (by_field && !e.family.name.empty())
             problems.push_back("a field-table entry names a family of its own: \"" + std::string(e.family.name) + "\"");
+        if (by_field) e.fields->check(problems);
     }
-    check_folds<TargetCounters>(problems, kTargetFields, kTargetLabels);
-    check_folds<HandoffCounters>(problems, kHandoffFields, kHandoffLabels);
-    check_folds<Snapshot>(problems, kSampleFields, kSampleLabels);
+    for (CounterTable t : kCounterTables) {
+        auto n = std::count_if(std::begin(kFamilies), std::end(kFamilies),
+                               [&](const FamilyEntry& e) { return e.fields && e.fields->table == t; });
+        if (n != 1)
+            problems.push_back("field table \"" + std::string(to_string(t)) + "\" has " + std::to_string(n) +
+                               " registry entries, not 1");
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> check_metric_registry() {
+    std::vector<std::string> problems;
+    check_entries(problems);
     std::set<std::string_view> names;
     for (const auto& f : metric_families()) {
         std::string id = "family \"" + std::string(f.name) + "\"";
@@ -471,15 +523,12 @@ PromStats render_prometheus(std::ostream& os, const Snapshot& s, const ExporterI
     Expo x(os, opts);
     Scrape c{x, s, info, counters, opts};
     for (const auto& e : kFamilies) {
-        switch (e.fields) {
-            case FieldTable::kNone:
-                x.begin(e.family);
-                e.render(c);
-                break;
-            case FieldTable::kTarget: render_fields<TargetCounters>(c, kTargetFields); break;
-            case FieldTable::kHandoff: render_fields<HandoffCounters>(c, kHandoffFields); break;
-            case FieldTable::kSample: render_fields<Snapshot>(c, kSampleFields); break;
+        if (e.fields) {
+            e.fields->render(c);
+            continue;
         }
+        x.begin(e.family);
+        e.render(c);
     }
     x.finish();
     return {x.series(), x.dropped()};
