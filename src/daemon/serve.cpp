@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "http_server.hpp"
+#include "negotiation.hpp"
 #include "hotline/diagnose/diagnose.hpp"
 #include "hotline/model/exit_codes.hpp"
 #include "hotline/base/log.hpp"
@@ -129,17 +130,7 @@ Snapshot read_all(const Attachment& a, std::atomic<std::uint64_t>& read_errors) 
             if (read_errors++ < 10) say("reading counters failed: {}", r.error().message());
             continue;
         }
-        for (auto& t : r->targets) out.targets.push_back(std::move(t));
-        for (auto& c : r->cost) out.cost.push_back(std::move(c));
-        for (auto& o : r->objects) out.objects.push_back(std::move(o));
-        if (!out.has_workq && r->has_workq) {
-            out.has_workq = true;
-            out.workq = std::move(r->workq);
-        }
-        if (out.samples_total.empty()) {
-            out.samples_total = std::move(r->samples_total);
-            out.samples_kernel = std::move(r->samples_kernel);
-        }
+        merge_session(out, std::move(*r));
     }
     return out;
 }

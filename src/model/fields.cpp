@@ -32,6 +32,16 @@ std::string_view to_string(MetricType t) {
     return "?";
 }
 
+std::string_view to_string(CounterTable t) {
+    switch (t) {
+        case CounterTable::kTarget: return "target";
+        case CounterTable::kHandoff: return "handoff";
+        case CounterTable::kWorkq: return "workq";
+        case CounterTable::kSample: return "sample";
+    }
+    return "?";
+}
+
 void add_slots(Log2Hist& hist, const void* slots) {
     const auto* p = static_cast<const unsigned char*>(slots);
     for (std::size_t b = 0; b < HL_HIST_SLOTS; ++b) {
@@ -63,6 +73,7 @@ std::vector<std::string> check(std::string_view table, std::span<const Field<S>>
             problems.push_back(id + ": a counter must be read from BPF (or be a gauge)");
         if (f.gauge && f.abi != AbiSource::kNone)
             problems.push_back(id + ": a gauge read from BPF would be summed over CPUs");
+        if (!f.text.empty() && !f.per_cpu) problems.push_back(id + ": a text column needs a per-CPU field");
         if (!f.prom.name.empty()) {
             if (f.prom.help.empty()) problems.push_back(id + ": Prometheus family without help");
             if (f.fold == Fold::kByNode && !f.per_cpu) problems.push_back(id + ": folded by node but not per CPU");

@@ -144,6 +144,23 @@ Interval delta(const Snapshot& earlier, const Snapshot& later) {
     return iv;
 }
 
+void merge_session(Snapshot& into, Snapshot&& from) {
+    for (auto& t : from.targets) into.targets.push_back(std::move(t));
+    for (auto& c : from.cost) into.cost.push_back(std::move(c));
+    for (auto& o : from.objects) into.objects.push_back(std::move(o));
+    if (!into.has_workq && from.has_workq) {
+        into.has_workq = true;
+        into.workq = std::move(from.workq);
+    }
+    // samples_total is empty in a session without the sampling program.
+    if (!into.samples_total.empty()) return;
+    for (const auto& f : kSampleFields) {
+        if (f.per_cpu) into.*f.per_cpu = std::move(from.*f.per_cpu);
+        else if (f.value) into.*f.value = from.*f.value;
+        else if (f.hist) into.*f.hist = from.*f.hist;
+    }
+}
+
 std::map<int, std::uint64_t> fold_by_node(const std::vector<std::uint64_t>& per_cpu,
                                           const Topology& topo) {
     std::map<int, std::uint64_t> out;

@@ -2,153 +2,16 @@
 // per-node (optionally per-CPU) call counters, handoff matrices, latency
 // histograms, sampling shares, and the exporter's own health.
 #include "hotline/report/prometheus.hpp"
-#include "hotline/base/util.hpp"
-
-#include <dirent.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <fmt/format.h>
-#include <fstream>
+#include <optional>
 #include <set>
 #include <span>
-#include <sstream>
 #include <utility>
 #include <vector>
 
 namespace hotline {
-
-// ------------------------------------------------------------ negotiation
-namespace {
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-    return out;
-}
-
-struct MediaRange {
-    std::string type;  // "application/openmetrics-text", "text/plain", "*/*" ...
-    std::string version;
-    double q = 1.0;
-};
-
-std::vector<MediaRange> parse_accept(std::string_view accept) {
-    std::vector<MediaRange> out;
-    while (!accept.empty()) {
-        auto comma = accept.find(',');
-        std::string_view item = accept.substr(0, comma);
-        accept = comma == std::string_view::npos ? std::string_view{} : accept.substr(comma + 1);
-        MediaRange r;
-        bool first = true;
-        while (true) {
-            auto semi = item.find(';');
-            std::string_view part = trim(item.substr(0, semi));
-            if (first) {
-                r.type = lower(part);
-                first = false;
-            } else if (auto eq = part.find('='); eq != std::string_view::npos) {
-                std::string key = lower(trim(part.substr(0, eq)));
-                std::string_view val = trim(part.substr(eq + 1));
-                if (val.size() >= 2 && val.front() == '"' && val.back() == '"')
-                    val = val.substr(1, val.size() - 2);
-                if (key == "q") {
-                    char* end = nullptr;
-                    std::string v(val);
-                    double q = std::strtod(v.c_str(), &end);
-                    r.q = (end == v.c_str() || !std::isfinite(q)) ? 0.0 : std::clamp(q, 0.0, 1.0);
-                } else if (key == "version") {
-                    r.version = std::string(val);
-                }
-            }
-            if (semi == std::string_view::npos) break;
-            item = item.substr(semi + 1);
-        }
-        if (!r.type.empty()) out.push_back(std::move(r));
-    }
-    return out;
-}
-
-}  // namespace
-
-ExpositionFormat negotiate_exposition(std::string_view accept) {
-    double om = 0, text = 0;
-    bool text_named = false;
-    for (const auto& r : parse_accept(accept)) {
-        if (r.type == "application/openmetrics-text") {
-            if (r.version.empty() || r.version == "1.0.0" || r.version == "0.0.1") om = std::max(om, r.q);
-        } else if (r.type == "text/plain") {
-            if (r.version.empty() || r.version == "0.0.4") text = std::max(text, r.q);
-            text_named = true;
-        } else if (r.type == "*/*" || r.type == "text/*") {
-            if (!text_named) text = std::max(text, r.q);
-        }
-    }
-    // A tie goes to OpenMetrics: a scraper naming it at all asked for it.
-    return om > 0 && om >= text ? ExpositionFormat::kOpenMetrics100 : ExpositionFormat::kText004;
-}
-
-std::string_view content_type(ExpositionFormat f) {
-    return f == ExpositionFormat::kOpenMetrics100
-               ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
-               : "text/plain; version=0.0.4; charset=utf-8";
-}
-
-// ------------------------------------------------------------ values, labels
-std::string escape_label_value(std::string_view v) {
-    std::string out;
-    out.reserve(v.size());
-    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
-    std::size_t n = v.size(), i = 0;
-    while (i < n) {
-        unsigned char c = p[i];
-        if (c == '\\') {
-            out += "\\\\";
-        } else if (c == '"') {
-            out += "\\\"";
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c < 0x80) {
-            out += char(c);
-        } else {
-            // Scrapers reject invalid UTF-8 in the whole scrape; replace the bad byte.
-            int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-            bool good = len > 0 && i + len <= n;
-            for (int k = 1; good && k < len; ++k) good = (p[i + k] & 0xC0) == 0x80;
-            if (good) {
-                std::uint32_t cp = c & (0xFF >> (len + 1));
-                for (int k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3F);
-                static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-                good = cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-            }
-            if (good) {
-                out.append(v.data() + i, std::size_t(len));
-                i += std::size_t(len);
-                continue;
-            }
-            out += "\xEF\xBF\xBD";
-        }
-        ++i;
-    }
-    return out;
-}
-
-std::string format_sample_value(double v) {
-    if (std::isnan(v)) return "NaN";
-    if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-    return fmt::format("{}", v);
-}
-
-double latency_le_seconds(int slot) {
-    // Slot i holds integer nanoseconds in [2^i, 2^(i+1) - 1] (slot 0 also holds 0), so
-    // "<= 2^(i+1) - 1 ns" is exact; the last slot is open-ended.
-    if (slot >= HL_HIST_SLOTS - 1) return INFINITY;
-    if (slot < 0) slot = 0;
-    return double((std::uint64_t(1) << (slot + 1)) - 1) / 1e9;
-}
 
 // ------------------------------------------------------------ writer
 namespace {
@@ -303,6 +166,27 @@ void render_field(Scrape& c, const Field<Snapshot>& f) {
     });
 }
 
+// The workqueue attribution belongs to no target: one series, or one per node.
+void render_field(Scrape& c, const Field<WorkqCounters>& f) {
+    if (!c.s.has_workq) return;
+    const WorkqCounters& w = c.s.workq;
+    if (f.fold == Fold::kTotal) {
+        if (f.prom.capped && !c.x.admit(1)) return;
+        std::uint64_t v = 0;
+        if (f.per_cpu)
+            for (auto n : w.*f.per_cpu) v += n;
+        else v = w.*f.value;
+        c.x.sample({}, v);
+        return;
+    }
+    per_place(w.*f.per_cpu, c.info.topo, c.opts.per_cpu, [&](int node, int cpu, std::uint64_t n) {
+        if (f.prom.capped && !c.x.admit(1)) return;
+        Labels l{{"node", std::to_string(node)}};
+        if (cpu >= 0) l.emplace_back("cpu", std::to_string(cpu));
+        c.x.sample(l, n);
+    });
+}
+
 template <class S>
 void render_fields(Scrape& c, std::span<const Field<S>> fields) {
     for (const auto& f : fields) {
@@ -440,16 +324,62 @@ void render_process(Scrape& c) {
     if (const auto& p = c.counters.process) c.x.sample({}, (*p).*Member);
 }
 
+// ------------------------------------------------------------ field tables
+// The labels a table's field families get, by fold; nullopt: that fold is not
+// rendered for the table.
+struct FoldLabels {
+    std::optional<std::string_view> by_node = {};
+    std::optional<std::string_view> total = {};
+    std::optional<std::string_view> of(Fold f) const { return f == Fold::kByNode ? by_node : total; }
+};
+
+// One field table's exported fields: their families, rendering and checks.
+struct TableExport {
+    CounterTable table;
+    void (*families)(std::vector<MetricFamily>& out);
+    void (*render)(Scrape& c);
+    void (*check)(std::vector<std::string>& problems);
+};
+
+template <class S, const auto& kFields, const FoldLabels& kLabels>
+constexpr TableExport table_export(CounterTable table) {
+    return {
+        .table = table,
+        .families =
+            [](std::vector<MetricFamily>& out) {
+                for (const Field<S>& f : kFields)
+                    if (!f.prom.name.empty()) out.push_back(field_family(f.prom, kLabels.of(f.fold).value_or("")));
+            },
+        .render = [](Scrape& c) { render_fields<S>(c, kFields); },
+        .check =
+            [](std::vector<std::string>& problems) {
+                for (const Field<S>& f : kFields)
+                    if (!f.prom.name.empty() && !kLabels.of(f.fold))
+                        problems.push_back("family \"" + std::string(f.prom.name) +
+                                           "\": its fold is not rendered for its table");
+            },
+    };
+}
+
+constexpr FoldLabels kTargetLabels{.by_node = "target, node, (cpu), mechanism"};
+constexpr FoldLabels kHandoffLabels{.total = "target"};
+constexpr FoldLabels kWorkqLabels{.by_node = "node, (cpu)", .total = ""};
+constexpr FoldLabels kSampleLabels{.by_node = "node, (cpu)"};
+constexpr TableExport kTargetExport =
+    table_export<TargetCounters, kTargetFields, kTargetLabels>(CounterTable::kTarget);
+constexpr TableExport kHandoffExport =
+    table_export<HandoffCounters, kHandoffFields, kHandoffLabels>(CounterTable::kHandoff);
+constexpr TableExport kWorkqExport = table_export<WorkqCounters, kWorkqFields, kWorkqLabels>(CounterTable::kWorkq);
+constexpr TableExport kSampleExport = table_export<Snapshot, kSampleFields, kSampleLabels>(CounterTable::kSample);
+
 // ------------------------------------------------------------ the registry
 // Every family of /metrics in exposition order: either one rendered by a
 // function, or the exported fields of one field table (metrics.hpp), in that
-// table's order.
-enum class FieldTable { kNone, kTarget, kHandoff, kSample };
-
+// table's order.  Every table of kCounterTables has its entry.
 struct FamilyEntry {
     MetricFamily family = {};  // unused for a field table
     void (*render)(Scrape&) = nullptr;
-    FieldTable fields = FieldTable::kNone;
+    const TableExport* fields = nullptr;
 };
 
 constexpr auto kCounter = MetricType::kCounter;
@@ -472,18 +402,19 @@ constexpr FamilyEntry kFamilies[] = {
                         "4.14), so there is nothing to watch and nothing to alert on.",
                 .labels = "target"},
      .render = render_present},
-    {.fields = FieldTable::kTarget},
+    {.fields = &kTargetExport},
     {.family = {.name = "hotline_handoffs", .type = kCounter,
                 .help = "Hits on an object last touched from another CPU: one of node from_node, this one of to_node "
                         "(the node x node handoff matrix; the diagonal is same-node handoffs).",
                 .labels = "target, from_node, to_node", .capped = true},
      .render = render_handoff_matrix},
-    {.fields = FieldTable::kHandoff},
+    {.fields = &kHandoffExport},
     {.family = {.name = "hotline_latency_seconds", .type = MetricType::kHistogram,
                 .help = "Time spent in the target function, entry to return.", .unit = "seconds",
                 .labels = "target", .capped = true},
      .render = render_latency},
-    {.fields = FieldTable::kSample},
+    {.fields = &kSampleExport},
+    {.fields = &kWorkqExport},
     {.family = {.name = "hotline_sampled_share", .type = kGauge,
                 .help = "Share (0..1) of all samples since start whose IP was in the target function.",
                 .labels = "target", .capped = true},
@@ -537,60 +468,43 @@ constexpr FamilyEntry kFamilies[] = {
      .render = render_process<&ProcessStats::start_time_seconds>},
 };
 
-// The labels a table's field families get, by fold; empty: that fold is not
-// rendered for the table.
-struct FoldLabels {
-    std::string_view by_node = {};
-    std::string_view total = {};
-    std::string_view of(Fold f) const { return f == Fold::kByNode ? by_node : total; }
-};
-constexpr FoldLabels kTargetLabels{.by_node = "target, node, (cpu), mechanism"};
-constexpr FoldLabels kHandoffLabels{.total = "target"};
-constexpr FoldLabels kSampleLabels{.by_node = "node, (cpu)"};
-
-template <class S>
-void field_families(std::vector<MetricFamily>& out, std::span<const Field<S>> fields, FoldLabels labels) {
-    for (const auto& f : fields)
-        if (!f.prom.name.empty()) out.push_back(field_family(f.prom, labels.of(f.fold)));
-}
-
-template <class S>
-void check_folds(std::vector<std::string>& problems, std::span<const Field<S>> fields, FoldLabels labels) {
-    for (const auto& f : fields)
-        if (!f.prom.name.empty() && labels.of(f.fold).empty())
-            problems.push_back("family \"" + std::string(f.prom.name) + "\": its fold is not rendered for its table");
-}
-
 }  // namespace
 
 std::vector<MetricFamily> metric_families() {
     std::vector<MetricFamily> out;
     for (const auto& e : kFamilies) {
-        switch (e.fields) {
-            case FieldTable::kNone: out.push_back(e.family); break;
-            case FieldTable::kTarget:
-                field_families<TargetCounters>(out, kTargetFields, kTargetLabels);
-                break;
-            case FieldTable::kHandoff: field_families<HandoffCounters>(out, kHandoffFields, kHandoffLabels); break;
-            case FieldTable::kSample: field_families<Snapshot>(out, kSampleFields, kSampleLabels); break;
-        }
+        if (e.fields) e.fields->families(out);
+        else out.push_back(e.family);
     }
     return out;
 }
 
-std::vector<std::string> check_metric_registry() {
-    std::vector<std::string> problems;
+namespace {
+
+void check_entries(std::vector<std::string>& problems) {
     for (const auto& e : kFamilies) {
-        bool by_field = e.fields != FieldTable::kNone;
+        bool by_field = e.fields != nullptr;
         if (by_field == (e.render != nullptr))
             problems.push_back("a registry entry needs exactly one of render, fields: \"" +
                                std::string(e.family.name) + "\"");
         if (by_field && !e.family.name.empty())
             problems.push_back("a field-table entry names a family of its own: \"" + std::string(e.family.name) + "\"");
+        if (by_field) e.fields->check(problems);
     }
-    check_folds<TargetCounters>(problems, kTargetFields, kTargetLabels);
-    check_folds<HandoffCounters>(problems, kHandoffFields, kHandoffLabels);
-    check_folds<Snapshot>(problems, kSampleFields, kSampleLabels);
+    for (CounterTable t : kCounterTables) {
+        auto n = std::count_if(std::begin(kFamilies), std::end(kFamilies),
+                               [&](const FamilyEntry& e) { return e.fields && e.fields->table == t; });
+        if (n != 1)
+            problems.push_back("field table \"" + std::string(to_string(t)) + "\" has " + std::to_string(n) +
+                               " registry entries, not 1");
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> check_metric_registry() {
+    std::vector<std::string> problems;
+    check_entries(problems);
     std::set<std::string_view> names;
     for (const auto& f : metric_families()) {
         std::string id = "family \"" + std::string(f.name) + "\"";
@@ -609,70 +523,15 @@ PromStats render_prometheus(std::ostream& os, const Snapshot& s, const ExporterI
     Expo x(os, opts);
     Scrape c{x, s, info, counters, opts};
     for (const auto& e : kFamilies) {
-        switch (e.fields) {
-            case FieldTable::kNone:
-                x.begin(e.family);
-                e.render(c);
-                break;
-            case FieldTable::kTarget: render_fields<TargetCounters>(c, kTargetFields); break;
-            case FieldTable::kHandoff: render_fields<HandoffCounters>(c, kHandoffFields); break;
-            case FieldTable::kSample: render_fields<Snapshot>(c, kSampleFields); break;
+        if (e.fields) {
+            e.fields->render(c);
+            continue;
         }
+        x.begin(e.family);
+        e.render(c);
     }
     x.finish();
     return {x.series(), x.dropped()};
-}
-
-// ------------------------------------------------------------ /proc
-Result<ProcessStats> read_process_stats(const std::string& proc_root, const std::string& pid) {
-    std::string dir = proc_root + "/" + pid;
-    std::string stat;
-    {
-        std::ifstream f(dir + "/stat");
-        if (!f) return make_error("cannot read " + dir + "/stat", errno);
-        std::getline(f, stat);
-    }
-    auto rparen = stat.rfind(')');
-    if (rparen == std::string::npos) return make_error("malformed " + dir + "/stat", EINVAL);
-    std::istringstream fields(stat.substr(rparen + 1));
-    std::vector<std::string> tok;
-    for (std::string t; fields >> t;) tok.push_back(t);
-    // tok[0] is field 3 (state): utime 14, stime 15, starttime 22, vsize 23, rss 24.
-    if (tok.size() < 22) return make_error("short " + dir + "/stat", EINVAL);
-    auto num = [](const std::string& s) { return std::strtoull(s.c_str(), nullptr, 10); };
-    double tick = double(sysconf(_SC_CLK_TCK));
-    ProcessStats ps;
-    ps.cpu_seconds = double(num(tok[11]) + num(tok[12])) / tick;
-    ps.virtual_bytes = num(tok[20]);
-    ps.resident_bytes = num(tok[21]) * std::uint64_t(sysconf(_SC_PAGESIZE));
-
-    std::uint64_t btime = 0;
-    {
-        std::ifstream f(proc_root + "/stat");
-        for (std::string line; std::getline(f, line);)
-            if (line.rfind("btime ", 0) == 0) btime = num(line.substr(6));
-    }
-    ps.start_time_seconds = double(btime) + double(num(tok[19])) / tick;
-
-    if (DIR* d = opendir((dir + "/fd").c_str())) {
-        while (dirent* e = readdir(d))
-            if (e->d_name[0] != '.') ++ps.open_fds;
-        closedir(d);
-        // Our own listing counts the descriptor opendir holds.
-        bool own = proc_root == "/proc" && (pid == "self" || pid == std::to_string(getpid()));
-        if (own && ps.open_fds > 0) --ps.open_fds;
-    }
-    {
-        std::ifstream f(dir + "/limits");
-        for (std::string line; std::getline(f, line);) {
-            if (line.rfind("Max open files", 0) != 0) continue;
-            std::istringstream ls(line.substr(14));
-            std::string soft;
-            ls >> soft;
-            ps.max_fds = soft == "unlimited" ? 0 : num(soft);
-        }
-    }
-    return ps;
 }
 
 }  // namespace hotline

@@ -154,6 +154,31 @@ void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, doubl
 
 namespace hotline {
 
+namespace {
+
+// The per-CPU text table of a field table: a CPU column, then one per field
+// with a text column, in table order.
+template <class S>
+std::string text_columns_head(Fields<S> fields, int width) {
+    std::string line = fmt::format("  {:<6}", "CPU");
+    for (const auto& f : fields)
+        if (!f.text.empty()) line += fmt::format(" {:>{}}", f.text, width);
+    return line;
+}
+
+template <class S>
+std::string text_columns_row(const S& s, Fields<S> fields, int cpu, int width) {
+    std::string line = fmt::format("  {:<6}", cpu);
+    for (const auto& f : fields) {
+        if (f.text.empty()) continue;
+        const auto& v = s.*f.per_cpu;
+        line += fmt::format(" {:>{}}", std::size_t(cpu) < v.size() ? v[std::size_t(cpu)] : 0, width);
+    }
+    return line;
+}
+
+}  // namespace
+
 void render_handoffs_text(std::ostream& os, const Interval& iv, const Topology& topo, bool per_cpu) {
     double secs = iv.seconds();
     for (auto& t : iv.d.targets) {
@@ -183,12 +208,8 @@ void render_handoffs_text(std::ostream& os, const Interval& iv, const Topology& 
             }
         }
         if (per_cpu) {
-            os << fmt::format("  {:<6} {:>12} {:>12} {:>12} {:>12}\n", "CPU", "same", "cross-cpu", "cross-node", "remote");
-            for (int c : topo.cpus) {
-                auto at = [&](const std::vector<std::uint64_t>& v) { return std::size_t(c) < v.size() ? v[c] : 0; };
-                os << fmt::format("  {:<6} {:>12} {:>12} {:>12} {:>12}\n", c, at(h.same_cpu), at(h.cross_cpu),
-                                  at(h.cross_node), at(h.remote));
-            }
+            os << text_columns_head<HandoffCounters>(kHandoffFields, 12) << "\n";
+            for (int c : topo.cpus) os << text_columns_row(h, kHandoffFields, c, 12) << "\n";
         }
     }
 }
@@ -221,11 +242,11 @@ void render_workq_text(std::ostream& os, const WorkqCounters& w, const Topology&
         return s;
     };
     os << "queue_work_on attribution (workqueue tracepoints)\n";
-    os << fmt::format("  {:<6} {:>10} {:>10} {:>10} {:>12}\n", "CPU", "irqs", "queued", "remote", "work/irq");
+    os << text_columns_head<WorkqCounters>(kWorkqFields, 10) << fmt::format(" {:>12}\n", "work/irq");
     for (int c : topo.cpus) {
         auto at = [&](const std::vector<std::uint64_t>& v) { return std::size_t(c) < v.size() ? v[c] : 0; };
         double per = at(w.irqs) ? double(at(w.queued)) / double(at(w.irqs)) : 0.0;
-        os << fmt::format("  {:<6} {:>10} {:>10} {:>10} {:>12.3f}\n", c, at(w.irqs), at(w.queued), at(w.remote), per);
+        os << text_columns_row(w, kWorkqFields, c, 10) << fmt::format(" {:>12.3f}\n", per);
     }
     os << fmt::format("  total: {} work items in {:.2f} s, {} for another CPU; {} executed\n", total(w.queued), seconds,
                       total(w.remote), total(w.executed));

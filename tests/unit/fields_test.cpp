@@ -1,6 +1,7 @@
 // The field tables (metrics.hpp) and the /metrics family registry: complete
-// entries, every field carried from its ABI slot through delta(), the recording
-// JSON and /metrics, and docs/metrics.md naming every family as the registry does.
+// entries, every field carried from its ABI slot through delta(), the daemon's
+// merge of its sessions, the recording JSON, the per-CPU text tables and
+// /metrics, and docs/metrics.md naming every family as the registry does.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -55,6 +56,11 @@ TEST(FieldTables, CheckRejectsIncompleteEntries) {
          .per_cpu = &HandoffCounters::new_objects,
          .value = &HandoffCounters::evictions},
         {.name = "unread", .value = &HandoffCounters::evictions},
+        {.name = "column",
+         .abi = AbiSource::kHandoffCounts,
+         .abi_offset = 40,
+         .value = &HandoffCounters::evictions,
+         .text = "column"},
     };
     auto p = check_fields("handoff", bad);
     EXPECT_TRUE(mentions(p, "\"tracked\": duplicate name")) << joined(p);
@@ -63,6 +69,7 @@ TEST(FieldTables, CheckRejectsIncompleteEntries) {
     EXPECT_TRUE(mentions(p, "\"nothing\": needs exactly one of per_cpu, value, hist")) << joined(p);
     EXPECT_TRUE(mentions(p, "\"both\": needs exactly one of per_cpu, value, hist")) << joined(p);
     EXPECT_TRUE(mentions(p, "\"unread\": a counter must be read from BPF")) << joined(p);
+    EXPECT_TRUE(mentions(p, "\"column\": a text column needs a per-CPU field")) << joined(p);
 
     const Field<TargetCounters> hist_past_end[] = {
         {.name = "log2_slots", .abi = AbiSource::kCounts, .abi_offset = 32, .hist = &TargetCounters::hist},
@@ -181,7 +188,81 @@ TEST(FieldTables, PrometheusCarriesEveryExportedField) {
     render_prometheus(os, filled(1000), info, ExporterCounters{}, PromOptions{});
     expect_families<TargetCounters>(os.str(), kTargetFields);
     expect_families<HandoffCounters>(os.str(), kHandoffFields);
+    expect_families<WorkqCounters>(os.str(), kWorkqFields);
     expect_families<Snapshot>(os.str(), kSampleFields);
+}
+
+// Every field of the table in a snapshot equal to `want`'s.
+template <class S>
+void expect_same(const S& got, const S& want, Fields<S> fields) {
+    for (const auto& f : fields) {
+        if (f.per_cpu) {
+            EXPECT_EQ(got.*f.per_cpu, want.*f.per_cpu) << f.name;
+        } else if (f.value) {
+            EXPECT_EQ(got.*f.value, want.*f.value) << f.name;
+        } else if (f.hist) {
+            EXPECT_EQ(got.*f.hist, want.*f.hist) << f.name;
+        }
+    }
+}
+
+// The daemon's merge of its sessions' snapshots keeps every field of every table.
+TEST(FieldTables, MergingSessionsCarriesEveryField) {
+    const Snapshot want = filled(1000);
+    Snapshot empty_session, merged;
+    merge_session(merged, std::move(empty_session));
+    merge_session(merged, filled(1000));
+    merge_session(merged, filled(5));  // a second sampling session: the first one's counts stay
+    ASSERT_EQ(merged.targets.size(), 2u);
+    expect_same(merged.targets[0], want.targets[0], kTargetFields);
+    expect_same(merged.targets[0].handoffs, want.targets[0].handoffs, kHandoffFields);
+    ASSERT_TRUE(merged.has_workq);
+    expect_same(merged.workq, want.workq, kWorkqFields);
+    expect_same(merged, want, kSampleFields);
+}
+
+std::vector<std::string> words(const std::string& line) {
+    std::istringstream in(line);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+}
+
+// The per-CPU text table shows every field with a text column, in table order,
+// and CPU 1's row holds CPU 1's values.
+template <class S>
+void expect_text_columns(const std::string& text, const S& s, Fields<S> fields) {
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line) && !line.starts_with("  CPU")) {
+    }
+    ASSERT_TRUE(line.starts_with("  CPU")) << text;
+    std::vector<std::string> head = words(line), row;
+    while (std::getline(lines, line) && (row = words(line)).size() > 0 && row[0] != "1") {
+    }
+    ASSERT_FALSE(row.empty()) << text;
+    std::size_t col = 1;
+    for (const auto& f : fields) {
+        if (f.text.empty()) continue;
+        ASSERT_LT(col, head.size()) << f.name;
+        EXPECT_EQ(head[col], f.text) << f.name;
+        EXPECT_EQ(row.at(col), std::to_string((s.*f.per_cpu)[1])) << f.name;
+        ++col;
+    }
+}
+
+TEST(FieldTables, TextTablesCarryEveryColumn) {
+    Interval iv;
+    iv.t_end = 1;
+    iv.d = filled(1000);
+    Topology topo;
+    topo.cpus = {0, 1};
+    topo.nodes = {0};
+    std::ostringstream handoffs, workq;
+    render_handoffs_text(handoffs, iv, topo, true);
+    render_workq_text(workq, iv.d.workq, topo, 1.0, "", 10);
+    expect_text_columns(handoffs.str(), iv.d.targets[0].handoffs, kHandoffFields);
+    expect_text_columns(workq.str(), iv.d.workq, kWorkqFields);
 }
 
 // A session reader's view: one CPU's ABI value with each field's slot holding a

@@ -47,6 +47,14 @@ struct MetricFamily {
     bool capped = false;           // a contention family, counted against metrics.max_series
 };
 
+// The field tables of metrics.hpp.  Every consumer that handles tables one by
+// one (the Prometheus registry) is checked against this list, so a new table
+// cannot be left out of an output silently.
+enum class CounterTable { kTarget, kHandoff, kWorkq, kSample };
+inline constexpr CounterTable kCounterTables[] = {CounterTable::kTarget, CounterTable::kHandoff,
+                                                  CounterTable::kWorkq, CounterTable::kSample};
+std::string_view to_string(CounterTable t);
+
 // How an exported field becomes series.
 enum class Fold {
     kTotal,   // one series per target: the per-CPU values summed, or the value itself
@@ -67,6 +75,9 @@ struct Field {
     bool gauge = false;           // delta() keeps the later value
     MetricFamily prom = {};       // empty name: not exported to Prometheus
     Fold fold = Fold::kTotal;
+    // Its column in the table's per-CPU text table (record's text output), in table
+    // order; empty: not a column there.  Only per-CPU fields have one.
+    std::string_view text = {};
 };
 
 // Adds HL_HIST_SLOTS counts (a BPF histogram, any alignment) to hist.  Out of

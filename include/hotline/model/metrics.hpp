@@ -107,7 +107,8 @@ struct Snapshot {
 // Every counter of the model, read from BPF by the session and carried by
 // delta(), the recording and /metrics.  A new BPF counter is its abi.h slot, the
 // program that counts it, a member above and an entry here.  Within a table,
-// exported fields appear in /metrics in table order.
+// exported fields appear in /metrics, and text columns in the per-CPU text
+// table, in table order.
 
 inline constexpr Field<TargetCounters> kTargetFields[] = {
     {.name = "calls",
@@ -146,13 +147,24 @@ inline constexpr Field<TargetCounters> kTargetFields[] = {
 };
 
 inline constexpr Field<HandoffCounters> kHandoffFields[] = {
+    {.name = "same_cpu",
+     .abi = AbiSource::kHandoffCounts,
+     .abi_offset = offsetof(hl_handoff_counts, same_cpu),
+     .per_cpu = &HandoffCounters::same_cpu,
+     .text = "same"},
+    {.name = "cross_cpu",
+     .abi = AbiSource::kHandoffCounts,
+     .abi_offset = offsetof(hl_handoff_counts, cross_cpu),
+     .per_cpu = &HandoffCounters::cross_cpu,
+     .text = "cross-cpu"},
     {.name = "cross_node",
      .abi = AbiSource::kHandoffCounts,
      .abi_offset = offsetof(hl_handoff_counts, cross_node),
      .per_cpu = &HandoffCounters::cross_node,
      .prom = {.name = "hotline_cross_node_handoffs",
               .help = "Handoffs whose from_node and to_node differ (the off-diagonal of hotline_handoffs_total).",
-              .capped = true}},
+              .capped = true},
+     .text = "cross-node"},
     {.name = "tracked",
      .abi = AbiSource::kHandoffCounts,
      .abi_offset = offsetof(hl_handoff_counts, tracked),
@@ -161,14 +173,6 @@ inline constexpr Field<HandoffCounters> kHandoffFields[] = {
               .help = "Hits that went through handoff tracking (after probe.handoff_sample): the denominator "
                       "of handoff shares.",
               .capped = true}},
-    {.name = "same_cpu",
-     .abi = AbiSource::kHandoffCounts,
-     .abi_offset = offsetof(hl_handoff_counts, same_cpu),
-     .per_cpu = &HandoffCounters::same_cpu},
-    {.name = "cross_cpu",
-     .abi = AbiSource::kHandoffCounts,
-     .abi_offset = offsetof(hl_handoff_counts, cross_cpu),
-     .per_cpu = &HandoffCounters::cross_cpu},
     {.name = "new_objects",
      .abi = AbiSource::kHandoffCounts,
      .abi_offset = offsetof(hl_handoff_counts, new_objects),
@@ -176,7 +180,8 @@ inline constexpr Field<HandoffCounters> kHandoffFields[] = {
     {.name = "remote",
      .abi = AbiSource::kHandoffCounts,
      .abi_offset = offsetof(hl_handoff_counts, remote),
-     .per_cpu = &HandoffCounters::remote},
+     .per_cpu = &HandoffCounters::remote,
+     .text = "remote"},
     {.name = "live_objects",
      .value = &HandoffCounters::live_objects,
      .gauge = true,
@@ -199,15 +204,18 @@ inline constexpr Field<WorkqCounters> kWorkqFields[] = {
     {.name = "irqs",
      .abi = AbiSource::kWorkqCounts,
      .abi_offset = offsetof(hl_workq_counts, irqs),
-     .per_cpu = &WorkqCounters::irqs},
+     .per_cpu = &WorkqCounters::irqs,
+     .text = "irqs"},
     {.name = "queued",
      .abi = AbiSource::kWorkqCounts,
      .abi_offset = offsetof(hl_workq_counts, queued),
-     .per_cpu = &WorkqCounters::queued},
+     .per_cpu = &WorkqCounters::queued,
+     .text = "queued"},
     {.name = "remote",
      .abi = AbiSource::kWorkqCounts,
      .abi_offset = offsetof(hl_workq_counts, remote),
-     .per_cpu = &WorkqCounters::remote},
+     .per_cpu = &WorkqCounters::remote,
+     .text = "remote"},
     {.name = "executed",
      .abi = AbiSource::kWorkqCounts,
      .abi_offset = offsetof(hl_workq_counts, executed),
@@ -270,6 +278,12 @@ struct Interval {
     double seconds() const { return t_end - t_start; }
 };
 Interval delta(const Snapshot& earlier, const Snapshot& later);
+
+// Adds one session's snapshot to one merged from several sessions (the daemon
+// runs a session per mechanism): targets, program costs and objects are each
+// session's own; the workqueue and the sampling counters are taken from the
+// first session that has them, every field of their tables.
+void merge_session(Snapshot& into, Snapshot&& from);
 
 // Sums per-CPU counts per NUMA node (every node of the topology appears).
 std::map<int, std::uint64_t> fold_by_node(const std::vector<std::uint64_t>& per_cpu,

@@ -13,31 +13,15 @@
 
 #include "hotline/model/finding.hpp"
 #include "hotline/kernel/kernel.hpp"
+#include "hotline/kernel/process_stats.hpp"
 #include "hotline/model/metrics.hpp"
 #include "hotline/model/plan.hpp"
 #include "hotline/base/result.hpp"
 
 namespace hotline {
 
+// The daemon picks one per scrape from its Accept header.
 enum class ExpositionFormat { kText004, kOpenMetrics100 };
-
-// Picks the format from an HTTP Accept header, honouring q-values; text 0.0.4 when
-// the header is absent or names neither.
-ExpositionFormat negotiate_exposition(std::string_view accept);
-std::string_view content_type(ExpositionFormat f);
-
-// The exporter process itself, read from /proc (the usual process_* metrics).
-struct ProcessStats {
-    double cpu_seconds = 0;
-    std::uint64_t resident_bytes = 0;
-    std::uint64_t virtual_bytes = 0;
-    std::uint64_t open_fds = 0;
-    std::uint64_t max_fds = 0;
-    double start_time_seconds = 0;  // since the epoch
-};
-// proc_root: "/proc" or a fixture tree; pid: "self" or a number.
-Result<ProcessStats> read_process_stats(const std::string& proc_root = "/proc",
-                                        const std::string& pid = "self");
 
 // Facts that do not change while the exporter runs.
 struct ExporterInfo {
@@ -53,7 +37,7 @@ struct ExporterCounters {
     std::uint64_t series_dropped = 0;  // by earlier scrapes; this one's drops are added
     std::uint64_t read_errors = 0;
     std::map<std::string, std::uint64_t> http_rejected;  // fixed reasons, never request text
-    std::optional<ProcessStats> process;
+    std::optional<ProcessStats> process;  // the exporter process itself
     std::vector<Finding> findings;  // active over the window since the previous scrape
 };
 
