@@ -13,7 +13,7 @@
 #include "hotline/model/mechanism.hpp"
 #include "hotline/base/result.hpp"
 #include "hotline/workload/scenario.hpp"
-#include "hotline/probe/session.hpp"
+#include "hotline/session/tracing.hpp"
 #include "hotline/base/util.hpp"
 #include "hotline/validate/validator.hpp"
 
@@ -34,14 +34,14 @@ using hotline::kExitOk;
 using hotline::kExitNotApplicable;
 using hotline::kExitUsage;
 
-// `hotline help [COMMAND...]` and the usage errors (src/cli/help.cpp).
+// `hotline help [COMMAND...]` and the usage errors (src/cli/help_command.cpp).
 struct HelpArgs {
     CLI::App* help = nullptr;
     std::vector<std::string> words;
 };
 void add_help_command(CLI::App& app, HelpArgs& h);
 int run_help(CLI::App& app, const HelpArgs& h);
-// `hotline __complete WORD...` for the shell completion (src/cli/complete.cpp).
+// `hotline __complete WORD...` for the shell completion (src/cli/complete_command.cpp).
 struct CompleteArgs {
     CLI::App* complete = nullptr;
 };
@@ -77,28 +77,17 @@ struct ScenarioArgs {
     std::vector<std::string> command;
 };
 
+// `record`'s and live `diagnose`'s options: the engine's (tracing) and what
+// the front end prints.
 struct RecordArgs {
-    std::string duration;
-    std::string interval = "1s";
-    std::vector<std::string> targets;
+    TracingOptions tracing;
+    ScenarioArgs scenario;  // scenario.name empty: none
     bool per_cpu = false;
     bool json = false;  // the recording on stdout, the tables on stderr
     std::string output;
     std::string html;
-    std::string mechanism;
-    std::string workload = "none";
-    std::string workload_cpus;
-    int sample_freq = SessionOptions{}.sample_freq;
-    bool no_latency = false;
     bool quiet = false;
-    std::vector<std::string> funcs;
-    bool no_handoffs = false;
-    int handoff_sample = 1;
-    unsigned owner_map_size = SessionOptions{}.owner_capacity;
     int top = 10;
-    bool no_workq = false;
-    std::vector<std::string> command;
-    ScenarioArgs scenario;  // scenario.name empty: none
     bool no_findings = false;
     bool summary = true;  // the summary tables (diagnose records without them)
 };
@@ -116,7 +105,7 @@ struct CostArgs {
     std::vector<std::string> command;
 };
 
-// `hotline fixes list|show|apply` and `hotline restore` (src/cli/fixes.cpp).
+// `hotline fixes list|show|apply` and `hotline restore` (src/cli/fixes_command.cpp).
 struct FixesCli {
     CLI::App* fixes = nullptr;
     CLI::App* list = nullptr;
@@ -138,7 +127,7 @@ void add_fixes_commands(CLI::App& app, FixesCli& f);
 void add_irqs_of_option(CLI::App* app, std::vector<std::string>& names);
 int run_fixes(const FixesCli& f);
 
-// `hotline validate` and `hotline diff` (src/cli/validate.cpp).
+// `hotline validate` and `hotline diff` (src/cli/validate_command.cpp).
 struct ValidateCli {
     CLI::App* validate = nullptr;
     CLI::App* diff = nullptr;
@@ -162,7 +151,7 @@ struct ValidateCli {
 void add_validate_commands(CLI::App& app, ValidateCli& a);
 int run_validate_cli(const ValidateCli& a);
 
-// `hotline report` and every `--html FILE` (src/cli/report.cpp).
+// `hotline report` and every `--html FILE` (src/cli/report_command.cpp).
 struct ReportArgs {
     CLI::App* app = nullptr;
     std::string input;
@@ -176,11 +165,6 @@ bool write_html(const std::string& file, const HtmlInput& in);
 // A JSON file, or an error naming the file and what is wrong with it.
 Result<nlohmann::json> load_json(const std::string& path);
 
-// --mechanism, --targets and --func checked together: the forced mechanism, if any.
-Result<std::optional<Mechanism>> check_target_args(const std::string& mechanism,
-                                                   const std::vector<std::string>& targets,
-                                                   const std::vector<std::string>& funcs);
-
 // A parse error: CLI11's message and kExitUsage (0 for --help and --version).
 int usage_error(CLI::App& app, const CLI::ParseError& e);
 
@@ -191,7 +175,7 @@ int run_record(const RecordArgs& a, nlohmann::json* doc_out = nullptr);
 // record's options, bound on `record` and on `diagnose` (which records live without a file).
 void add_record_options(CLI::App* r, RecordArgs& rec);
 
-// `hotline diagnose` (src/cli/diagnose.cpp).
+// `hotline diagnose` (src/cli/diagnose_command.cpp).
 struct DiagnoseCli {
     CLI::App* diagnose = nullptr;
     std::string recording;  // empty: record live first
@@ -210,13 +194,13 @@ int run_scenario_run(const ScenarioArgs& a);
 namespace hotline::cli {
 // Adds the scenario shape options to a subcommand (duration only when asked).
 void add_scenario_options(CLI::App* app, ScenarioArgs& a, bool with_duration);
-// Checks the arguments and turns them into library options (resolved against the
-// usable CPUs when a.name is set).
-hotline::Result<hotline::ScenarioOptions> to_scenario_options(const ScenarioArgs& a);
+// Checks the arguments and turns them into library options, resolved against the
+// usable CPUs when a.name is set and `resolve` (the record engine resolves its own).
+hotline::Result<hotline::ScenarioOptions> to_scenario_options(const ScenarioArgs& a, bool resolve = true);
 }  // namespace hotline::cli
 
 namespace hotline::cli {
-// `hotline vm` and `hotline ab` (src/cli/vm.cpp, src/cli/ab.cpp): the guest's
+// `hotline vm` and `hotline ab` (src/cli/vm_command.cpp, src/cli/ab_command.cpp): the guest's
 // shape and kernel, handed to the VM helper (libexec/vm/hotline-vm).
 struct VmOptions {
     std::string kernel = "debian:6.12";
@@ -259,7 +243,7 @@ struct VerdictFiles {
     bool print_json = false;  // --json: the verdict as JSON on stdout instead of text
     std::optional<nlohmann::json> baseline, candidate;
 };
-// (src/cli/validate.cpp) false when a file could not be written.
+// (src/cli/validate_command.cpp) false when a file could not be written.
 bool render_all(VerdictReport& r, const VerdictFiles& out);
 // Runs the helper as a child, passing Ctrl-C and termination on to it; its exit
 // status.  stdout_to_stderr: the inner command's output is progress, not the result.

@@ -28,24 +28,25 @@ CLI::App* add_probe_command(CLI::App& app, ProbeArgs& probe) {
 }  // namespace
 
 void add_record_options(CLI::App* r, RecordArgs& rec) {
-    r->add_option("-d,--duration", rec.duration, "How long to record (e.g. 10s, 2m); default: until Ctrl-C or the command exits");
-    r->add_option("-i,--interval", rec.interval, fmt::format("Print interval (default {})", rec.interval));
-    r->add_option("-t,--targets", rec.targets, "Targets (comma list); default: all built-in")->delimiter(',');
+    TracingOptions& t = rec.tracing;
+    r->add_option("-d,--duration", t.duration, "How long to record (e.g. 10s, 2m); default: until Ctrl-C or the command exits");
+    r->add_option("-i,--interval", t.interval, fmt::format("Print interval (default {})", t.interval));
+    r->add_option("-t,--targets", t.targets, "Targets (comma list); default: all built-in")->delimiter(',');
     r->add_flag("--per-cpu", rec.per_cpu, "Print a table per CPU instead of per NUMA node");
-    r->add_option("-m,--mechanism", rec.mechanism, kMechanismHelp);
-    r->add_option("--workload", rec.workload, "Built-in workload while recording: churn (loopback connect/write/close per CPU), churn-split (each connection served on the next CPU, the client waiting for its close), none");
-    r->add_option("--workload-cpus", rec.workload_cpus, "CPUs for the built-in workload (default: all)");
-    r->add_option("-F,--sample-freq", rec.sample_freq,
-                  fmt::format("Sampling frequency per CPU in Hz (default {})", rec.sample_freq));
-    r->add_flag("--no-latency", rec.no_latency, "Count only: do not attach fexit/kretprobe");
+    r->add_option("-m,--mechanism", t.mechanism, kMechanismHelp);
+    r->add_option("--workload", t.workload, "Built-in workload while recording: churn (loopback connect/write/close per CPU), churn-split (each connection served on the next CPU, the client waiting for its close), none");
+    r->add_option("--workload-cpus", t.workload_cpus, "CPUs for the built-in workload (default: all)");
+    r->add_option("-F,--sample-freq", t.sample_freq,
+                  fmt::format("Sampling frequency per CPU in Hz (default {})", t.sample_freq));
+    r->add_flag_callback("--no-latency", [&t] { t.latency = false; }, "Count only: do not attach fexit/kretprobe");
     r->add_flag("-q,--quiet", rec.quiet, "Print only the summary");
-    r->add_option("--func", rec.funcs, "Also watch a kernel function, tracking pointer argument N as the object: NAME[:argN] (repeatable)");
-    r->add_flag("--no-handoffs", rec.no_handoffs, "Count only: do not track object handoffs between CPUs");
-    r->add_option("--handoff-sample", rec.handoff_sample, "Track handoffs of 1 object in N (by address hash) to cut cost");
-    r->add_option("--owner-map-size", rec.owner_map_size,
-                  fmt::format("Objects the handoff tracker keeps per target (default {})", rec.owner_map_size));
+    r->add_option("--func", t.funcs, "Also watch a kernel function, tracking pointer argument N as the object: NAME[:argN] (repeatable)");
+    r->add_flag_callback("--no-handoffs", [&t] { t.handoffs = false; }, "Count only: do not track object handoffs between CPUs");
+    r->add_option("--handoff-sample", t.handoff_sample, "Track handoffs of 1 object in N (by address hash) to cut cost");
+    r->add_option("--owner-map-size", t.owner_capacity,
+                  fmt::format("Objects the handoff tracker keeps per target (default {})", t.owner_capacity));
     r->add_option("--top", rec.top, fmt::format("Hot objects and work functions to list (default {})", rec.top));
-    r->add_flag("--no-workq", rec.no_workq, "Do not attach the queue_work_on attribution programs");
+    r->add_flag_callback("--no-workq", [&t] { t.workq = false; }, "Do not attach the queue_work_on attribution programs");
     r->add_option("--scenario", rec.scenario.name, "Run this scenario while recording (see `hotline scenario list`)");
     add_scenario_options(r, rec.scenario, false);
 }
@@ -60,7 +61,7 @@ CLI::App* add_record_command(CLI::App& app, RecordArgs& rec) {
     r->add_option("--html", rec.html, "Write the recording as a self-contained HTML report to FILE");
     r->add_flag("--no-findings", rec.no_findings,
                 fmt::format("Do not end with the top {} findings (`hotline diagnose` gives them all)", kRecordFindings));
-    r->add_option("command", rec.command, "Command to run while recording (after --)");
+    r->add_option("command", rec.tracing.command, "Command to run while recording (after --)");
     r->positionals_at_end();
     r->footer(examples({"hotline record -d 10s --workload churn", "hotline record --scenario tcp-crr -d 10s -o rec.json",
                         "hotline record -t dst_release -q -- ./my-benchmark"}));

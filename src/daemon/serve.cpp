@@ -27,6 +27,7 @@
 #include "hotline/report/prometheus.hpp"
 #include "hotline/daemon/serve.hpp"
 #include "hotline/probe/session.hpp"
+#include "hotline/session/tracing.hpp"
 #include "hotline/base/signals.hpp"
 #include "hotline/base/util.hpp"
 #include "serve_config.hpp"
@@ -85,10 +86,11 @@ Result<Attachment> attach_targets(const ServeConfig& cfg, const KernelInfo& k, c
     Attachment out;
     std::vector<TargetPlan> planned;
     for (const auto& [mech, names] : groups) {
-        SessionOptions so = cfg.probe;
-        so.targets = names;
-        so.forced = mech;
-        auto s = Session::open(so, k, topo);
+        TracingOptions to = cfg.probe;
+        to.targets = names;
+        to.mechanism = mech ? std::string(to_string(*mech)) : "";
+        auto so = check_tracing_options(to);
+        auto s = so ? Session::open(so->session, k, topo) : Result<std::unique_ptr<Session>>(so.error());
         if (!s) {
             std::string why = s.error().message();
             if (cfg.strict)

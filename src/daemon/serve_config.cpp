@@ -197,7 +197,7 @@ void read_target_tables(Reading& r, const TomlValue& v) {
 }
 
 void read_probe(Reading& r, const TomlValue& v) {
-    SessionOptions& p = r.cfg.probe;
+    TracingOptions& p = r.cfg.probe;
     each_key(r.errs, "probe", v, {"latency", "sample_freq", "handoffs", "handoff_sample"},
              [&](std::string_view k, const TomlValue& pv) {
                  std::string path = fmt::format("probe.{}", k);

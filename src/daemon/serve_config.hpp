@@ -11,7 +11,7 @@
 #include "hotline/report/prometheus.hpp"
 #include "hotline/base/result.hpp"
 #include "hotline/daemon/serve.hpp"
-#include "hotline/probe/session.hpp"
+#include "hotline/session/tracing.hpp"
 #include "hotline/targets/targets.hpp"
 
 namespace hotline {
@@ -61,7 +61,7 @@ struct ServeConfig {
     bool strict = false;
     std::vector<ServeTarget> targets;  // empty: every built-in target
 
-    SessionOptions probe;  // [probe]: latency, sample_freq, handoffs, handoff_sample
+    TracingOptions probe;  // [probe]: latency, sample_freq, handoffs, handoff_sample
     PromOptions metrics;   // [metrics]: per_cpu, max_series
     HttpLimits http;       // [http]
 

@@ -130,7 +130,7 @@ struct VariantOptions {
     SessionOptions count, latency, handoff;
 };
 
-VariantOptions variant_options(const CostOptions& opts) {
+VariantOptions variant_options(const SessionOptions& opts) {
     SessionOptions base;
     base.targets = opts.targets;
     base.funcs = opts.funcs;
@@ -244,7 +244,7 @@ Result<VariantDeltas> measure(const VariantSessions& s, std::map<std::string, Em
 
 }  // namespace
 
-Result<CostReport> measure_cost(const CostOptions& opts, const KernelInfo& k, const Topology& topo,
+Result<CostReport> measure_cost(const SessionOptions& opts, const KernelInfo& k, const Topology& topo,
                                 const std::function<Status()>& work) {
     VariantOptions vo = variant_options(opts);
     auto points = find_attach_points(vo.count, k, topo);

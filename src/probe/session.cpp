@@ -50,18 +50,17 @@ Result<std::vector<TargetDef>> resolve_targets(const std::vector<std::string>& n
     return out;
 }
 
-namespace {
-
-Status check_options(const SessionOptions& opts) {
+Status check_session_options(const SessionOptions& opts) {
     if (opts.handoff_sample < 1)
-        return make_error(fmt::format("bad --handoff-sample {}", opts.handoff_sample), EINVAL,
-                          "use 1 (every object) or N > 1 (one object in N)");
+        return make_error("--handoff-sample must be 1 or more", EINVAL, "use 1 (every object) or N > 1 (one object in N)");
     if (opts.owner_capacity < 16 || opts.owner_capacity > (1u << 22))
         return make_error(fmt::format("bad owner map size {}", opts.owner_capacity), EINVAL, "use 16..4194304");
     if (opts.sample_freq <= 0 || opts.sample_freq > 100000)
         return make_error(fmt::format("bad sampling frequency {} Hz", opts.sample_freq), EINVAL, "use 1..100000");
     return ok_status();
 }
+
+namespace {
 
 bool has_layout(const TargetDef& t) { return !t.object_type.empty() && t.object_type != "object"; }
 
@@ -422,7 +421,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     if (auto st = check_privileges(kernel); !st) return st.error();
     auto targets = resolve_targets(opts.targets, opts.funcs);
     if (!targets) return targets.error();
-    if (auto st = check_options(opts); !st) return st.error();
+    if (auto st = check_session_options(opts); !st) return st.error();
 
     StartupHeap heap;
     BackgroundKallsyms ksyms;

@@ -10,15 +10,6 @@
 
 namespace hotline {
 
-nlohmann::json diff_facts(const FixCatalog& cat, const KernelFacts& facts, const std::vector<LineLayout>& layouts) {
-    nlohmann::json fixes = nlohmann::json::object();
-    for (auto& f : cat.fixes())
-        if (f.mode == FixMode::kKernelPair) fixes[f.name] = to_json(check_applicability(f, facts));
-    TrialMetrics lm;
-    for (auto& l : layouts) add_layout_metrics(lm, l);
-    return {{"fixes", fixes}, {"layout_metrics", lm}};
-}
-
 namespace {
 
 // The recording's own claim, a boolean or null: anything else is ignored.

@@ -9,32 +9,12 @@
 
 #include "hotline/fix/journal.hpp"
 #include "hotline/report/output.hpp"
-#include "hotline/probe/session.hpp"
+#include "hotline/session/recording.hpp"
 #include "hotline/base/util.hpp"
 #include "hotline/validate/validator.hpp"
 #include "hotline/report/fix_output.hpp"
 
 namespace hotline {
-
-ScenarioNumbers scenario_numbers(const ScenarioResult& r) {
-    ScenarioNumbers n;
-    n.seconds = r.seconds;
-    n.ops = scenario_ops(r);
-    // Thread CPU time where the generator measured it, else the busy share of its CPUs.
-    if (r.cpu.threads_measured) n.cpu_seconds = (r.cpu.sender_pct + r.cpu.receiver_pct) / 100.0 * r.seconds;
-    else n.cpu_seconds = r.cpu.busy_pct / 100.0 * double(r.cpu.cpus.size()) * r.seconds;
-    if (r.mbit_per_s > 0) n.extra["mbit_per_s"] = r.mbit_per_s;
-    if (r.connections > 0) {
-        n.extra["connection_resets"] = double(r.connection_resets);
-        n.extra["connection_refusals"] = double(r.connection_refusals);
-        n.extra["connection_timeouts"] = double(r.connection_timeouts);
-    }
-    if (!r.latency.empty() && r.latency.front().has_percentiles) {
-        n.extra["latency_p50_us"] = r.latency.front().p50_ns / 1e3;
-        n.extra["latency_p99_us"] = r.latency.front().p99_ns / 1e3;
-    }
-    return n;
-}
 
 namespace {
 
@@ -183,13 +163,10 @@ std::optional<std::string> Run::plan_fix(const Topology& topo) {
 std::optional<std::string> Run::open(const KernelInfo& kernel, const Topology& topo) {
     if (auto err = open_journal()) return err;
     // The collector, the same as `hotline record` uses.
-    SessionOptions sopts;
-    sopts.targets = o_.targets;
-    auto session = Session::open(sopts, kernel, topo);
+    auto session = Session::open(o_.collector, kernel, topo);
     if (!session) return session.error().message();
     session_ = std::move(*session);
-    if (!session_->plan().any_observable())
-        return std::string("no target can be observed on this kernel; `hotline probe` says why");
+    if (!session_->plan().any_observable()) return std::string(kNothingObservable);
     auto scen = Scenario::prepare(so_);
     if (!scen) return scen.error().message();
     scen_ = std::move(*scen);
@@ -392,20 +369,19 @@ ValidatorOutcome run_validator(const ValidatorOptions& o, const ProgressFn& prog
     if (!cat) return error_outcome(empty, cat.error().message());
     const FixDef* fix = cat->find(o.fix);
     if (!fix) return error_outcome(empty, fmt::format("{}; known fixes: {}", unknown_name_message("fix", o.fix, cat->names()), cat->names()));
-    if (auto p = check_options(o.validate)) return error_outcome(empty, *p);
     if (o.trial_s && !(*o.trial_s > 0)) return error_outcome(empty, "the trial length must be positive");
+    ScenarioOptions so = o.scenario;
+    if (so.name.empty() && !fix->scenarios.empty()) so.name = fix->scenarios.front();
+    ValidateOptions vopts = o.validate;
+    vopts.trial_length = trial_length_for(o, so);
+    if (auto p = check_validate_options(vopts)) return error_outcome(empty, *p);
+    empty.scenario = so.name;
     auto topo = read_topology();
     if (!topo) return error_outcome(empty, topo.error().message());
     Applicability here = applicability_here(*fix, *topo);
     KernelInfo kernel = probe_kernel();
-    ScenarioOptions so = o.scenario;
-    if (so.name.empty() && !fix->scenarios.empty()) so.name = fix->scenarios.front();
-    empty.scenario = so.name;
     nlohmann::json context = {{"kernel", to_json(kernel)}, {"fix", to_json(*fix)}, {"here", to_json(here)}};
     if (!here.applicable) return not_applicable(*fix, here.reason_line(), so.name, context);
-    ValidateOptions vopts = o.validate;
-    vopts.trial_length = trial_length_for(o, so);
-    if (auto p = check_options(vopts)) return error_outcome(empty, *p);
     if (auto err = resolve_trial_scenario(so, vopts.trial_length)) return error_outcome(empty, *err);
 
     Run run(o, vopts, *fix, so, context, signals, progress);

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "hotline/validate/validate.hpp"
+#include "hotline/validate/validation.hpp"
 
 namespace hotline {
 
@@ -27,7 +27,7 @@ std::optional<std::string> check_trial_length(const TrialLengthOptions& t) {
 
 }  // namespace
 
-std::optional<std::string> check_options(const ValidateOptions& o) {
+std::optional<std::string> check_validate_options(const ValidateOptions& o) {
     if (o.min_each < 1) return "the minimum number of trials per arm must be at least 1";
     if (o.max_each < o.min_each)
         return fmt::format("the maximum trials per arm ({}) is below the minimum ({})", o.max_each, o.min_each);

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "hotline/report/output.hpp"
+#include "hotline/session/recording.hpp"
 #include "hotline/validate/validator.hpp"
 
 using namespace hotline;

@@ -6,7 +6,7 @@
 
 #include "fix_test_util.hpp"
 #include "hotline/fix/fix.hpp"
-#include "hotline/validate/validate.hpp"
+#include "hotline/validate/validation.hpp"
 #include "hotline/report/fix_output.hpp"
 
 using namespace hotline;

@@ -28,7 +28,8 @@
 #include "hotline/report/verdict_output.hpp"
 #include "hotline/report/output.hpp"
 #include "hotline/report/prometheus.hpp"
-#include "hotline/validate/validate.hpp"
+#include "hotline/validate/validation.hpp"
+#include "hotline/session/recording.hpp"
 #include "hotline/validate/validator.hpp"
 #include "topology_fixtures.hpp"
 

@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "hotline/base/stats.hpp"
-#include "hotline/validate/validate.hpp"
+#include "hotline/validate/validation.hpp"
 #include "validate_test_util.hpp"
 
 using namespace hotline;
@@ -414,7 +414,7 @@ TEST(TrialLength, PilotTrialsRunThePilotLengthAndPairsMatch) {
     EXPECT_FALSE(fixed.trial_length().adapted);
     ValidateOptions bad = adapted_options();
     bad.trial_length.pilot_s = 20;
-    EXPECT_TRUE(check_options(bad).has_value());
+    EXPECT_TRUE(check_validate_options(bad).has_value());
 }
 
 

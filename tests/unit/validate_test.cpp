@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "hotline/base/stats.hpp"
-#include "hotline/validate/validate.hpp"
+#include "hotline/validate/validation.hpp"
 #include "hotline/kernel/btf_layout.hpp"
 #include "hotline/report/verdict_output.hpp"
 #include "validate_test_util.hpp"
@@ -371,15 +371,15 @@ TEST(Verdict, AppearingFromZeroIsAFailure) {
 
 TEST(Verdict, OptionsAreChecked) {
     ValidateOptions o;
-    EXPECT_FALSE(check_options(o));
+    EXPECT_FALSE(check_validate_options(o));
     o.max_each = 2;
-    EXPECT_TRUE(check_options(o));
+    EXPECT_TRUE(check_validate_options(o));
     o = {};
     o.confidence = 1.5;
-    EXPECT_TRUE(check_options(o));
+    EXPECT_TRUE(check_validate_options(o));
     o = {};
     o.bootstrap_iterations = 10;
-    EXPECT_TRUE(check_options(o));
+    EXPECT_TRUE(check_validate_options(o));
 }
 
 TEST(Render, JsonCarriesEveryCriterionAndNoInfinity) {

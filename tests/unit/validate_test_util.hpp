@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "hotline/base/stats.hpp"
-#include "hotline/validate/validate.hpp"
+#include "hotline/validate/validation.hpp"
 
 namespace hotline::test {
 

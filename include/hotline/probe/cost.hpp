@@ -49,15 +49,10 @@ inline constexpr double kLatencyBudget = 2.0;
 inline constexpr double kHandoffBudget = 3.0;
 double cost_budget(const std::string& variant);
 
-struct CostOptions {
-    std::vector<std::string> targets;
-    std::vector<std::string> funcs;
-    std::optional<Mechanism> forced;
-};
-
-// Attaches the variants, calls `work` (which drives events and returns when done),
-// then reads every program's run statistics.
-Result<CostReport> measure_cost(const CostOptions& opts, const KernelInfo& k, const Topology& topo,
+// Attaches the variants of the targets `opts` names (its targets, funcs and
+// forced mechanism; the variants set the rest), calls `work` (which drives
+// events and returns when done), then reads every program's run statistics.
+Result<CostReport> measure_cost(const SessionOptions& opts, const KernelInfo& k, const Topology& topo,
                                 const std::function<Status()>& work);
 
 }  // namespace hotline

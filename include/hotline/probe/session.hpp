@@ -59,6 +59,10 @@ public:
     virtual const Kallsyms* kallsyms() const { return nullptr; }
 };
 
+// The ranges of the numeric options (Session::open checks them too); the error
+// names the command-line option.
+Status check_session_options(const SessionOptions& opts);
+
 // Checks that the process may load BPF and open perf events; names what is missing.
 Status check_privileges(const KernelInfo& k);
 

@@ -11,8 +11,9 @@
 
 #include "hotline/fix/fix.hpp"
 #include "hotline/base/result.hpp"
+#include "hotline/probe/session.hpp"
 #include "hotline/workload/scenario.hpp"
-#include "hotline/validate/validate.hpp"
+#include "hotline/validate/validation.hpp"
 
 namespace hotline {
 
@@ -28,7 +29,7 @@ struct ValidatorOptions {
     std::vector<int> irqs;          // device IRQs an irq_affinity change pins (--irqs-of)
     std::string journal_dir = kDefaultJournalDir;
     std::string owner;              // command line, stored in the journal
-    std::vector<std::string> targets;  // collector targets; empty: all built-in
+    SessionOptions collector;       // checked by check_tracing_options; targets empty: all built-in
     // Called after each trial instead of the progress text when set (a live display).
     std::function<void(const TrialProgress&)> on_trial;
 };
@@ -43,14 +44,6 @@ struct ValidatorOutcome {
 // calling thread first, so call it before any other thread starts.  Every knob
 // it changed is restored before it returns, whatever the outcome.
 ValidatorOutcome run_validator(const ValidatorOptions& o, const ProgressFn& progress);
-
-// Per-trial numbers of a scenario result in the units the metric names use.
-ScenarioNumbers scenario_numbers(const ScenarioResult& r);
-
-// What `hotline record` stores under "analysis" for `hotline diff`: per kernel-pair
-// fix its applicability here (carries_fix), the layout metrics, and one metric
-// map per interval.
-nlohmann::json diff_facts(const FixCatalog& cat, const KernelFacts& facts, const std::vector<LineLayout>& layouts);
 
 // Compares two recordings (baseline kernel first) for a fix's criteria: one trial
 // per recorded interval ("analysis.interval_metrics") plus the layout metrics.

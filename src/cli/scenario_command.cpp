@@ -40,7 +40,7 @@ void add_scenario_options(CLI::App* app, ScenarioArgs& a, bool with_duration) {
     app->add_option("--server-command", a.server_command, "Shell command to run in the server namespace (sh -c)");
 }
 
-Result<ScenarioOptions> to_scenario_options(const ScenarioArgs& a) {
+Result<ScenarioOptions> to_scenario_options(const ScenarioArgs& a, bool resolve) {
     ScenarioOptions o = a.shape;
     o.name = a.name;
     if (!a.duration.empty()) {
@@ -64,7 +64,7 @@ Result<ScenarioOptions> to_scenario_options(const ScenarioArgs& a) {
     o.command = a.command;
     // Without a name (validate: the fix's default scenario) the caller resolves
     // once it knows which scenario runs.
-    if (!o.name.empty())
+    if (resolve && !o.name.empty())
         if (auto st = resolve_scenario_options(o, usable_cpus()); !st) return st.error();
     return o;
 }

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "commands.hpp"
-#include "hotline/validate/validate.hpp"
+#include "hotline/validate/validation.hpp"
 
 namespace hotline::cli {
 namespace fs = std::filesystem;

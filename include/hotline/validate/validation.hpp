@@ -23,7 +23,7 @@
 namespace hotline {
 
 // Returns a problem description when the options make no sense, else nullopt.
-std::optional<std::string> check_options(const ValidateOptions& o);
+std::optional<std::string> check_validate_options(const ValidateOptions& o);
 
 // Judges every criterion on the trials given (no adaptivity).  This is also what
 // `hotline diff` uses, with one "trial" per interval or recording.

@@ -5,31 +5,22 @@
 
 #include "commands.hpp"
 #include "hotline/report/output.hpp"
-#include "hotline/probe/session.hpp"
+#include "hotline/session/tracing.hpp"
 #include "hotline/base/util.hpp"
 
 namespace hotline::cli {
 
-Result<std::optional<Mechanism>> check_target_args(const std::string& mechanism,
-                                                   const std::vector<std::string>& targets,
-                                                   const std::vector<std::string>& funcs) {
-    auto forced = parse_forced_mechanism(mechanism);
-    if (!forced) return forced.error();
-    if (auto t = resolve_targets(targets, funcs); !t) return t.error();
-    return *forced;
-}
-
 int run_probe(const ProbeArgs& a) {
-    auto forced = check_target_args(a.mechanism, a.targets, a.funcs);
-    if (!forced) return fail(forced.error(), kExitUsage);
+    TracingOptions to;
+    to.targets = a.targets;
+    to.funcs = a.funcs;
+    to.mechanism = a.mechanism;
+    auto setup = check_tracing_options(to);
+    if (!setup) return fail(setup.error(), kExitUsage);
     KernelInfo k = probe_kernel();
     auto topo = read_topology();
     if (!topo) return fail(topo.error(), kExitError);
-    SessionOptions so;
-    so.targets = a.targets;
-    so.funcs = a.funcs;
-    so.forced = *forced;
-    auto session = Session::open(so, k, *topo);
+    auto session = Session::open(setup->session, k, *topo);
     if (!session) {
         if (a.json) {
             nlohmann::json j = json_document(kProbeSchema);

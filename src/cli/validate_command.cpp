@@ -13,6 +13,7 @@
 #include "hotline/kernel/interrupts.hpp"
 #include "hotline/report/terminal.hpp"
 #include "hotline/base/util.hpp"
+#include "hotline/session/tracing.hpp"
 #include "hotline/validate/validator.hpp"
 #include "hotline/report/verdict_output.hpp"
 
@@ -78,8 +79,9 @@ ValidatorOutcome run_with_progress(ValidatorOptions o) {
     line.finish();
     return out;
 }
-// What the command line names must exist before anything runs: a fix, a
-// scenario or a target that does not is bad usage, not an error of the run.
+// What the command line names must exist before anything runs: a fix or a
+// scenario that does not is bad usage, not an error of the run (a target: the
+// collector's check).
 std::optional<Error> check_names(const ValidateCli& a) {
     auto cat = load_catalog(a.fixes_dir);
     if (!cat) return cat.error();
@@ -87,7 +89,6 @@ std::optional<Error> check_names(const ValidateCli& a) {
     if (!a.scenario.name.empty() && !find_scenario(a.scenario.name))
         return make_error(unknown_name_message("scenario", a.scenario.name, scenario_names()), EINVAL,
                           "choose one of " + scenario_names());
-    if (auto t = resolve_targets(a.targets, {}); !t) return t.error();
     return std::nullopt;
 }
 
@@ -145,7 +146,12 @@ int run_validate_cli(const ValidateCli& a) {
             if (auto st = check_output_path(*f); !st) return fail(st.error(), kExitUsage);
     if (a.diff && *a.diff) return run_diff(a);
     if (auto e = check_names(a)) return fail(*e, kExitUsage);
+    TracingOptions collector;
+    collector.targets = a.targets;
+    auto setup = check_tracing_options(collector);
+    if (!setup) return fail(setup.error(), kExitUsage);
     ValidatorOptions o;
+    o.collector = setup->session;
     o.fix = a.fix;
     o.fixes_dir = a.fixes_dir;
     o.allow_global = a.allow_global;
@@ -154,7 +160,6 @@ int run_validate_cli(const ValidateCli& a) {
     o.irqs = std::move(*irqs);
     o.journal_dir = a.journal_dir;
     o.owner = own_command_line();
-    o.targets = a.targets;
     o.validate.min_each = a.trials;
     o.validate.max_each = std::max(a.max_trials, a.trials);
     if (!a.duration.empty() && a.duration != "auto") {
@@ -163,7 +168,7 @@ int run_validate_cli(const ValidateCli& a) {
         if (*d <= 0) return fail(make_error("--duration must be positive"), kExitUsage);
         o.trial_s = *d;
     }
-    if (auto p = check_options(o.validate)) return fail(make_error(*p, EINVAL), kExitUsage);
+    if (auto p = check_validate_options(o.validate)) return fail(make_error(*p, EINVAL), kExitUsage);
     // Shape options count with or without --scenario (then for the fix's default scenario).
     auto so = to_scenario_options(a.scenario);
     if (!so) return fail(so.error(), kExitUsage);

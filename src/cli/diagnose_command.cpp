@@ -32,7 +32,7 @@ Result<nlohmann::json> recording_document(const DiagnoseCli& d, int& record_stat
     if (!d.recording.empty()) {
         return load_json(d.recording);
     }
-    if (d.record.duration.empty() && d.record.scenario.name.empty())
+    if (d.record.tracing.duration.empty() && d.record.scenario.name.empty())
         return make_error("diagnose without a recording records first and needs --duration (or --scenario)", EINVAL,
                           "e.g. `hotline diagnose -d 10s --workload churn-split`, or give a recording file");
     RecordArgs ra = d.record;

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "hotline/probe/cost.hpp"
+#include "hotline/session/tracing.hpp"
 #include "hotline/report/output.hpp"
 #include "hotline/base/util.hpp"
 #include "hotline/workload/workload.hpp"
@@ -135,17 +136,17 @@ int run_cost(const CostArgs& a) {
     auto duration = parse_duration(a.duration);
     if (!duration) return fail(duration.error(), kExitUsage);
     if (*duration <= 0) return fail(make_error("--duration must be positive: nothing is measured over 0 s"), kExitUsage);
-    auto forced = check_target_args(a.mechanism, a.targets, a.funcs);
-    if (!forced) return fail(forced.error(), kExitUsage);
+    TracingOptions to;
+    to.targets = a.targets;
+    to.funcs = a.funcs;
+    to.mechanism = a.mechanism;
+    auto setup = check_tracing_options(to);
+    if (!setup) return fail(setup.error(), kExitUsage);
     auto wl = parse_workload(a.workload);
     if (!wl) return fail(wl.error(), kExitUsage);
     auto topo = read_topology();
     if (!topo) return fail(topo.error(), kExitError);
     KernelInfo k = probe_kernel();
-    CostOptions co;
-    co.targets = a.targets;
-    co.funcs = a.funcs;
-    co.forced = *forced;
     int child_status = 0;
     auto work = [&]() -> Status {
         if (a.command.empty()) return run_builtin_workload(a, *wl, *topo, *duration);
@@ -154,7 +155,7 @@ int run_cost(const CostArgs& a) {
         child_status = c->wait();
         return ok_status();
     };
-    auto rep = measure_cost(co, k, *topo, work);
+    auto rep = measure_cost(setup->session, k, *topo, work);
     if (!rep) return fail(rep.error(), kExitError);
     bool missed = print_report(*rep, a.json);
     if (!a.command.empty() && child_status) fmt::print(stderr, "hotline: the command exited with {}\n", child_status);

@@ -1,0 +1,66 @@
+// The options of a tracing session, as every front end takes them from users
+// (record, diagnose, serve's [probe] table, validate's collector, cost, probe),
+// checked in one place before anything touches the kernel: Session::open then
+// takes the checked SessionOptions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hotline/base/result.hpp"
+#include "hotline/model/topology.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/workload/scenario.hpp"
+
+namespace hotline {
+
+// One name per meaning: each member is the option a user writes (--targets,
+// --func, --mechanism, --handoff-sample, ...).  The watching part is all a
+// session opened alone reads; the recording loop (record, diagnose) reads the
+// rest, whose defaults pass the check.
+struct TracingOptions {
+    // What to watch and how.
+    std::vector<std::string> targets;  // empty (and no funcs): every built-in target
+    std::vector<std::string> funcs;    // custom targets: NAME or NAME:argN
+    std::string mechanism;             // empty: the planner chooses per target
+    bool latency = true;
+    int sample_freq = SessionOptions{}.sample_freq;
+    bool handoffs = true;
+    int handoff_sample = 1;
+    std::uint32_t owner_capacity = SessionOptions{}.owner_capacity;
+    bool workq = true;
+    // The recording loop.
+    std::string duration;              // empty: until a signal, the command's or the scenario's end
+    std::string interval = "1s";
+    std::string workload = "none";     // the built-in driver: churn, churn-split or none
+    std::string workload_cpus;         // CPU list for it; empty: every CPU
+    // The scenario to run, its duration and command not yet set and not yet
+    // resolved against the CPUs (the check does both).
+    std::optional<ScenarioOptions> scenario;
+    std::vector<std::string> command;  // run while recording (inside the scenario's network with one)
+};
+
+// The options checked and parsed.
+struct TracingSetup {
+    SessionOptions session;
+    double duration = 0;  // 0: until a signal or the command's exit
+    double interval = 0;
+    std::string workload = "none";
+    std::optional<ScenarioOptions> scenario;  // resolved
+    std::vector<std::string> command;
+};
+
+// Checks every option; the error names the option as the user wrote it.
+Result<TracingSetup> check_tracing_options(const TracingOptions& o);
+
+// --workload-cpus against this machine's CPUs (every CPU when not given).
+Result<std::vector<int>> check_workload_cpus(const TracingOptions& o, const Topology& topo);
+
+// What `hotline record` (and `hotline validate`'s collector) says when the
+// plan has nothing to observe.
+inline constexpr const char* kNothingObservable =
+    "no target can be observed on this kernel; `hotline probe` says why";
+
+}  // namespace hotline
