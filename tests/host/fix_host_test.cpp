@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "../unit/fix_test_util.hpp"
+#include "fix_test_util.hpp"
 #include "hotline/model/exit_codes.hpp"
 #include "hotline/fix/fix.hpp"
 #include "hotline/fix/journal.hpp"

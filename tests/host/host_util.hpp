@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "files.hpp"
 #include "hotline/model/exit_codes.hpp"
 #include "machine_facts.hpp"
 #include <sstream>
@@ -29,12 +30,7 @@ inline std::string temp_path(const std::string& name) {
     return "/tmp/hotline-host-" + std::to_string(getpid()) + "-" + name;
 }
 
-inline std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using testlib::slurp;
 
 // Runs a shell command line; stdout and stderr are captured separately.
 inline CmdResult run(const std::string& cmd) {

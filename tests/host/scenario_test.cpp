@@ -19,7 +19,7 @@
 #include <sstream>
 #include <thread>
 
-#include "../unit/fix_test_util.hpp"
+#include "fix_test_util.hpp"
 #include "hotline/workload/netns.hpp"
 #include "hotline/report/output.hpp"
 #include "hotline/workload/scenario.hpp"
@@ -33,12 +33,7 @@ namespace {
 using Inode = std::pair<dev_t, ino_t>;
 using hotline::test::TempDir;
 
-std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using testlib::slurp;
 
 Inode inode_of_fd(int fd) {
     struct stat st {};
@@ -268,9 +263,8 @@ TEST(ScenarioHost, LoopbackUsesOneNamespace) {
 }
 
 TEST(ScenarioHost, ExecRunsCommandsInsideTheNamespaces) {
-    char tmpl[] = "/tmp/hotline-exec-XXXXXX";
-    std::string dir = mkdtemp(tmpl);
-    std::string f1 = dir + "/client", f2 = dir + "/server";
+    TempDir dir;
+    std::string f1 = dir / "client", f2 = dir / "server";
     ScenarioOptions o;
     o.name = "exec";
     o.server_command = {"sh", "-c", "readlink /proc/self/ns/net > " + f2 + ".tmp; mv " + f2 + ".tmp " + f2 + "; exec sleep 600"};
@@ -293,7 +287,6 @@ TEST(ScenarioHost, ExecRunsCommandsInsideTheNamespaces) {
     EXPECT_EQ(slurp(f2), fmt::format("net:[{}]\n", s.second));
     r.sc.reset();
     expect_clean(getpid(), r.ns);  // the server command (sleep 600) is gone too
-    fs::remove_all(dir);
 }
 
 // qperf's tcp_lat against the built-in irq-lat at one size, interleaved so both

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "../unit/fix_test_util.hpp"
+#include "fix_test_util.hpp"
 #include "host_util.hpp"
 
 using hotline::test::TempDir;

@@ -13,7 +13,7 @@
 #include <set>
 #include <thread>
 
-#include "../unit/fix_test_util.hpp"
+#include "fix_test_util.hpp"
 #include "hotline/fix/journal.hpp"
 #include "hotline/kernel/kernel.hpp"
 #include "hotline/workload/netns.hpp"

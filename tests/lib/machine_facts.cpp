@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "files.hpp"
 #include "machine_facts.skel.h"
 
 namespace hostfacts {
@@ -23,12 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using testlib::slurp;
 
 std::string command_output(const std::string& cmd) {
     std::string out;

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Fails when a function in the given tree is longer than the limit, counting
-# from its first to its last line as universal-ctags reports them (lambdas count
-# toward the function that holds them).
-# usage: function_length.sh SRC_DIR MAX_LINES
+# Fails when a C or C++ function in the given trees is longer than the limit,
+# counting from its first to its last line as universal-ctags reports them
+# (lambdas count toward the function that holds them).
+# usage: function_length.sh MAX_LINES DIR...
 set -euo pipefail
-src=${1:?usage: function_length.sh SRC_DIR MAX_LINES}
-max=${2:?usage: function_length.sh SRC_DIR MAX_LINES}
+max=${1:?usage: function_length.sh MAX_LINES DIR...}
+shift
+[ $# -gt 0 ] || { echo "usage: function_length.sh MAX_LINES DIR..." >&2; exit 2; }
 command -v ctags >/dev/null || { echo "function_length: ctags not found; install universal-ctags" >&2; exit 2; }
 ctags --version | grep -q 'Universal Ctags' || { echo "function_length: needs Universal Ctags (package universal-ctags)" >&2; exit 2; }
-long=$(ctags -x --_xformat="%{end} %{line} %F %N" --kinds-C++=f --kinds-C=f --fields=+e -R "$src" |
+# Only C and C++: the trees also hold JSON and other files ctags would tag.
+tags() { ctags -x --languages=C,C++ --kinds-C++=f --kinds-C=f --fields=+e -R "$@"; }
+long=$(tags --_xformat="%{end} %{line} %F %N" "$@" |
        awk -v max="$max" '$1 > 0 { n = $1 - $2 + 1; if (n > max) printf "%5d lines  %s:%d  %s\n", n, $3, $2, $4 }' |
        sort -rn)
 if [ -n "$long" ]; then
@@ -16,5 +19,5 @@ if [ -n "$long" ]; then
   echo "$long"
   exit 1
 fi
-count=$(ctags -x --_xformat="%N" --kinds-C++=f --kinds-C=f -R "$src" | wc -l)
-echo "function_length: $count functions, none over $max lines"
+count=$(tags --_xformat="%N" "$@" | wc -l)
+echo "function_length: $count functions in $*, none over $max lines"

@@ -2,7 +2,8 @@
 // byte for byte with a file under tests/fixtures/golden/.  They pin what the
 // recording JSON, the text reports, the verdicts (text, JSON, JUnit), the diff
 // verdict, /metrics and the fix catalog look like, so a refactoring can prove
-// that it changed nothing.
+// that it changed nothing.  This file: the recording and text reports and
+// /metrics; golden_verdict_test.cpp: the verdicts, the diff and the fixes.
 //
 // An intended change of an output: regenerate with
 //     HOTLINE_UPDATE_GOLDEN=1 build/tests/unit_tests --gtest_filter='Golden*'
@@ -31,104 +32,13 @@
 #include "hotline/validate/validation.hpp"
 #include "hotline/session/recording.hpp"
 #include "hotline/validate/validator.hpp"
+#include "golden_util.hpp"
 #include "topology_fixtures.hpp"
 
 using namespace hotline;
+using namespace golden;
 
 namespace {
-
-// ============================================================ golden files
-
-std::string golden_path(const std::string& name) { return std::string(HOTLINE_FIXTURES) + "/golden/" + name; }
-
-bool update_requested() {
-    const char* v = std::getenv("HOTLINE_UPDATE_GOLDEN");
-    return v && std::string(v) == "1";
-}
-
-std::optional<std::string> slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// Lines without their '\n'; a final newline yields a last empty line, so a
-// missing or extra trailing newline is a difference too.
-std::vector<std::string> split_lines(const std::string& s) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    for (;;) {
-        std::size_t nl = s.find('\n', start);
-        out.push_back(s.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
-        if (nl == std::string::npos) return out;
-        start = nl + 1;
-    }
-}
-
-// Control characters spelled out, so a stray '\r' or tab shows in the message.
-std::string visible(const std::string& s) {
-    std::string o = "\"";
-    for (char ch : s) {
-        unsigned char c = static_cast<unsigned char>(ch);
-        if (ch == '\\') o += "\\\\";
-        else if (ch == '\t') o += "\\t";
-        else if (ch == '\r') o += "\\r";
-        else if (c < 0x20 || c == 0x7f) o += "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
-        else o += ch;
-    }
-    return o + "\"";
-}
-
-std::string first_difference(const std::string& expected, const std::string& actual) {
-    auto e = split_lines(expected), a = split_lines(actual);
-    std::size_t n = std::max(e.size(), a.size());
-    for (std::size_t i = 0; i < n; ++i) {
-        std::string el = i < e.size() ? visible(e[i]) : "<end of file>";
-        std::string al = i < a.size() ? visible(a[i]) : "<end of output>";
-        if (i < e.size() && i < a.size() && e[i] == a[i]) continue;
-        return "first difference at line " + std::to_string(i + 1) + "\n  golden: " + el + "\n  actual: " + al;
-    }
-    return "the contents differ but no line does";  // not reachable: equal lines mean equal text
-}
-
-// Compares `actual` with the golden file `name`, or rewrites the file (and
-// fails, saying so) when HOTLINE_UPDATE_GOLDEN=1.
-void expect_golden(const std::string& name, const std::string& actual) {
-    const std::string path = golden_path(name);
-    if (update_requested()) {
-        std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
-        ADD_FAILURE() << "HOTLINE_UPDATE_GOLDEN=1: rewrote " << path
-                      << "; review the diff and run again without it";
-        return;
-    }
-    auto golden = slurp(path);
-    if (!golden) {
-        ADD_FAILURE() << "no golden file " << path << "; create it with HOTLINE_UPDATE_GOLDEN=1";
-        return;
-    }
-    if (*golden == actual) return;
-    ADD_FAILURE() << name << " differs from the rendered output (" << golden->size() << " vs " << actual.size()
-                  << " bytes); " << first_difference(*golden, actual)
-                  << "\n  (an intended change: regenerate with HOTLINE_UPDATE_GOLDEN=1)";
-}
-
-nlohmann::json input_json(const std::string& name) {
-    auto text = slurp(golden_path(name));
-    EXPECT_TRUE(text) << "missing input fixture " << golden_path(name);
-    return nlohmann::json::parse(text ? *text : "null");
-}
-
-// Renders through an ostream-taking function into a string.
-template <class F>
-std::string render(F&& f) {
-    std::ostringstream os;
-    f(os);
-    return os.str();
-}
-
-std::string section(const std::string& title) { return "===== " + title + " =====\n"; }
 
 // ============================================================ machine
 
@@ -365,44 +275,6 @@ LineLayout dst_layout() {
     return l;
 }
 
-// ============================================================ kernel facts
-
-// What `hotline fixes` and diff_facts ask of a kernel, answered from sets.
-class GoldenFacts : public KernelFacts {
-public:
-    bool knob_exists(const std::string& s) const override {
-        return s == "net.ipv4.ip_early_demux" || s == "net.ipv4.tcp_early_demux";
-    }
-    std::optional<bool> has_function(const std::string& n) const override {
-        if (n == "tcp_prequeue") return std::nullopt;  // "cannot tell"
-        return n == "mix_interrupt_randomness";
-    }
-    std::optional<bool> has_field(const std::string& t, const std::string& m) const override {
-        static const std::set<std::string> kFields = {"dst_entry.obsolete", "dst_entry.__rcuref", "fast_pool.mix"};
-        return kFields.count(t + "." + m) != 0;
-    }
-    std::optional<std::string> field_type(const std::string& t, const std::string& m) const override {
-        if (t == "fast_pool" && m == "mix") return "work_struct";
-        return std::nullopt;
-    }
-    int numa_nodes() const override { return 2; }
-};
-
-const FixCatalog& catalog() {
-    static const FixCatalog cat = [] {
-        auto c = FixCatalog::builtin();
-        if (!c) throw std::runtime_error("builtin catalog: " + c.error().message());
-        return std::move(c).value();
-    }();
-    return cat;
-}
-
-const FixDef& builtin_fix(const std::string& name) {
-    const FixDef* f = catalog().find(name);
-    if (!f) throw std::runtime_error("no builtin fix " + name);
-    return *f;
-}
-
 // ============================================================ recording
 
 nlohmann::json recording_analysis(const std::vector<Interval>& ivs) {
@@ -443,111 +315,6 @@ nlohmann::json recording_doc() {
     return rec.doc();
 }
 
-// ============================================================ verdicts
-
-Criterion criterion(CriterionKind kind, std::vector<std::string> metrics, Better better, double change,
-                    std::string note = "", bool exact = false) {
-    Criterion c;
-    c.kind = kind;
-    c.metrics = std::move(metrics);
-    c.better = better;
-    c.change = change;
-    c.exact = exact;
-    c.note = std::move(note);
-    c.source = "golden_test.cpp";
-    return c;
-}
-
-// One of each kind and outcome: PASS, FAIL (on the second alternative metric),
-// a guardrail, an exact layout fact, a metric missing in some trials, and
-// reported metrics (one with a zero baseline: an infinite ratio).
-std::vector<Criterion> mixed_criteria() {
-    return {
-        criterion(CriterionKind::kExpect, {"calls.tcp_prequeue.per_op"}, Better::kLower, 0.9,
-                  "prequeue is bypassed"),
-        criterion(CriterionKind::kExpect,
-                  {"handoff.dst_release.cross_node_per_op", "handoff.dst_release.cross_cpu_per_op"},
-                  Better::kLower, 0.5, "no refcount taken in softirq & dropped by the <reader>"),
-        criterion(CriterionKind::kGuardrail, {"scenario.ops_per_s"}, Better::kHigher, 0.05),
-        criterion(CriterionKind::kExpect, {"layout.dst_entry.read_fields_on_refcnt_line"}, Better::kLower, 1.0,
-                  "lwtstate and rt_genid leave the \"refcount\" line", true),
-        criterion(CriterionKind::kExpect, {"work.mix_interrupt_randomness.queued_per_irq"}, Better::kLower, 0.9),
-        criterion(CriterionKind::kReport, {"latency.dst_release.mean_ns"}, Better::kLower, 0),
-        criterion(CriterionKind::kReport, {"share.mix_interrupt_randomness"}, Better::kHigher, 0),
-    };
-}
-
-// Trial i of the ABAB sequence (even: baseline, odd: fix), values by formula.
-Trial mixed_trial(int i) {
-    const bool fix = i % 2 == 1;
-    const double j = double(i / 2);  // 0..5 within the arm
-    Trial t;
-    t.arm = fix ? Arm::kCandidate : Arm::kBaseline;
-    t.note = "trial-" + std::to_string(i) + ".json";
-    auto& m = t.metrics;
-    m["calls.tcp_prequeue.per_op"] = fix ? 0.02 + 0.001 * j : 1.0 + 0.01 * j;
-    m["handoff.dst_release.cross_cpu_per_op"] = fix ? 0.70 + 0.01 * j : 0.80 - 0.01 * j;
-    m["scenario.ops_per_s"] = fix ? 950 + 15 * ((i * 7) % 5) : 1000 + 12 * ((i * 3) % 5);
-    m["layout.dst_entry.read_fields_on_refcnt_line"] = fix ? 0 : 2;
-    if (i % 4 != 3) m["work.mix_interrupt_randomness.queued_per_irq"] = 0.015;
-    m["latency.dst_release.mean_ns"] = fix ? 38.5 + j : 45.25 - j;
-    m["share.mix_interrupt_randomness"] = fix ? 0.001 * (j + 1) : 0;
-    if (i == 5) m["scenario.latency_p99_us"] = std::numeric_limits<double>::quiet_NaN();  // JSON: null
-    return t;
-}
-
-ValidateOptions golden_options() {
-    ValidateOptions o;
-    o.min_each = 5;
-    o.max_each = 8;
-    o.confidence = 0.95;
-    o.bootstrap_iterations = 2000;
-    o.seed = 20240517;
-    return o;
-}
-
-VerdictReport mixed_report() {
-    std::vector<Trial> trials;
-    for (int i = 0; i < 12; ++i) trials.push_back(mixed_trial(i));
-    VerdictReport r = evaluate("early-demux-off", mixed_criteria(), trials, golden_options());
-    r.scenario = "tcp-crr";
-    r.notes = {"applied net.ipv4.ip_early_demux=0 in hl-a, hl-b", "restored 2 knobs"};
-    r.context = {{"kernel", "6.1.0-18-amd64"}, {"scenario", {{"name", "tcp-crr"}, {"duration_s", 3}}}};
-    return r;
-}
-
-// Through the ABAB loop: every criterion decided, so it stops with a note.
-VerdictReport pass_report() {
-    std::vector<Criterion> crit = {mixed_criteria()[0], mixed_criteria()[3], mixed_criteria()[5]};
-    Validation v("tcp-low-latency", crit, golden_options());
-    for (int i = 0; !v.finished(); ++i) {
-        Trial t = mixed_trial(i);
-        EXPECT_EQ(t.arm, v.next_arm());
-        v.add_trial(std::move(t));
-    }
-    VerdictReport r = v.report();
-    r.scenario = "dst-refcount";
-    return r;
-}
-
-VerdictReport not_applicable() {
-    const FixDef& f = builtin_fix("tcp-low-latency");
-    return not_applicable_report(f.name, f.criteria,
-                                 "tcp_prequeue does not exist on this kernel: prequeue was removed in v4.14");
-}
-
-VerdictReport error_report() {
-    VerdictReport r = pass_report();
-    r.context["error"] = "scenario tcp-crr: netns hl-a vanished <during> trial 7 & could not be rebuilt";
-    return r;
-}
-
-void expect_verdict_golden(const std::string& stem, const VerdictReport& r) {
-    expect_golden(stem + ".txt", render([&](std::ostream& os) { render_verdict_text(os, r); }));
-    expect_golden(stem + ".json", render([&](std::ostream& os) { render_verdict_json(os, r); }));
-    expect_golden(stem + ".xml", render([&](std::ostream& os) { render_junit(os, r); }));
-}
-
 // ============================================================ /metrics
 
 ExporterInfo exporter_info(const KernelInfo& k) {
@@ -582,28 +349,6 @@ std::string metrics_text(const ExporterInfo& info, ExpositionFormat format, bool
     o.per_cpu = per_cpu;
     o.max_series = max_series;
     return render([&](std::ostream& os) { render_prometheus(os, snapshot(2), info, exporter_counters(), o); });
-}
-
-// ============================================================ fixes
-
-nlohmann::json fixes_json() {
-    GoldenFacts facts;
-    nlohmann::json arr = nlohmann::json::array();
-    for (auto& f : catalog().fixes())
-        arr.push_back({{"fix", to_json(f)}, {"here", to_json(check_applicability(f, facts))}});
-    return arr;
-}
-
-std::string fixes_show_text() {
-    GoldenFacts facts;
-    std::string out = section("tcp-low-latency, no kernel");
-    out += render([&](std::ostream& os) { render_fix_text(os, builtin_fix("tcp-low-latency"), nullptr); });
-    for (auto& f : catalog().fixes()) {
-        Applicability a = check_applicability(f, facts);
-        out += section(f.name + " on the golden kernel");
-        out += render([&](std::ostream& os) { render_fix_text(os, f, &a); });
-    }
-    return out;
 }
 
 }  // namespace
@@ -672,28 +417,6 @@ TEST(Golden, WorkqText) {
     expect_golden("text_workq.txt", out);
 }
 
-TEST(Golden, VerdictMixed) { expect_verdict_golden("verdict_mixed", mixed_report()); }
-
-TEST(Golden, VerdictPassAfterAbabLoop) { expect_verdict_golden("verdict_pass", pass_report()); }
-
-TEST(Golden, VerdictNotApplicable) { expect_verdict_golden("verdict_not_applicable", not_applicable()); }
-
-TEST(Golden, VerdictError) { expect_verdict_golden("verdict_error", error_report()); }
-
-TEST(Golden, DiffVerdict) {
-    auto r = diff_recordings(builtin_fix("dst-refcnt-false-sharing"), input_json("diff_baseline.json"),
-                             input_json("diff_candidate.json"), "diff_baseline.json", "diff_candidate.json");
-    ASSERT_TRUE(r) << r.error().message();
-    expect_verdict_golden("diff_verdict", *r);
-}
-
-TEST(Golden, DiffVerdictSwapped) {
-    auto r = diff_recordings(builtin_fix("dst-refcnt-false-sharing"), input_json("diff_candidate.json"),
-                             input_json("diff_baseline.json"), "diff_candidate.json", "diff_baseline.json");
-    ASSERT_TRUE(r) << r.error().message();
-    expect_golden("diff_swapped.txt", render([&](std::ostream& os) { render_verdict_text(os, *r); }));
-}
-
 TEST(Golden, MetricsText004) {
     expect_golden("metrics_text004.prom",
                   metrics_text(exporter_info(kernel_root()), ExpositionFormat::kText004, false, 10000));
@@ -710,16 +433,3 @@ TEST(Golden, MetricsPerCpuCapped) {
     expect_golden("metrics_percpu_capped.prom",
                   metrics_text(exporter_info(kernel_unprivileged()), ExpositionFormat::kText004, true, 30));
 }
-
-TEST(Golden, FixesList) {
-    GoldenFacts facts;
-    std::string out = section("no kernel facts");
-    out += render([](std::ostream& os) { render_fix_list_text(os, catalog(), nullptr); });
-    out += section("golden kernel facts");
-    out += render([&](std::ostream& os) { render_fix_list_text(os, catalog(), &facts); });
-    expect_golden("fixes_list.txt", out);
-}
-
-TEST(Golden, FixesShow) { expect_golden("fixes_show.txt", fixes_show_text()); }
-
-TEST(Golden, FixesJson) { expect_golden("fixes.json", fixes_json().dump(2) + "\n"); }

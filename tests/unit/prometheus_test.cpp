@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "files.hpp"
 #include "hotline/report/prometheus.hpp"
 #include "negotiation.hpp"
 #include "serve_config.hpp"
@@ -389,12 +390,7 @@ namespace {
 
 const std::string kDist = std::string(HOTLINE_FIXTURES) + "/../../dist";
 
-std::string read_text(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using testlib::slurp;
 
 std::string run(const std::string& cmd, int* rc) {
     FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
@@ -411,7 +407,7 @@ std::string run(const std::string& cmd, int* rc) {
 }
 
 std::vector<std::string> dashboard_exprs() {
-    auto j = nlohmann::json::parse(read_text(kDist + "/grafana/hotline-dashboard.json"), nullptr, false);
+    auto j = nlohmann::json::parse(slurp(kDist + "/grafana/hotline-dashboard.json"), nullptr, false);
     std::vector<std::string> out;
     if (j.is_discarded()) return out;
     for (const auto& p : j["panels"])
@@ -443,7 +439,7 @@ TEST(Dist, DashboardAndAlertsOnlyUseMetricsTheExporterWrites) {
         if (!line.empty() && line[0] != '#') written.insert(line.substr(0, line.find_first_of("{ ")));
     auto exprs = dashboard_exprs();
     ASSERT_GE(exprs.size(), 10u) << "dashboard JSON did not parse or lost its panels";
-    std::string all = read_text(kDist + "/prometheus/hotline-alerts.yml");
+    std::string all = slurp(kDist + "/prometheus/hotline-alerts.yml");
     for (const auto& e : exprs) all += "\n" + e;
     auto used = metric_names(all);
     EXPECT_GE(used.size(), 10u);
@@ -459,7 +455,7 @@ TEST(Dist, AlertRulesPassPromtoolCheckAndTest) {
     EXPECT_EQ(rc, 0) << out;
     // The same tests with the exporter scraped under another job name: no rule may depend on it.
     std::string dir = testing::TempDir() + "/hotline_alerts_job";
-    std::string test_text = read_text(kDist + "/prometheus/hotline-alerts.test.yml");
+    std::string test_text = slurp(kDist + "/prometheus/hotline-alerts.test.yml");
     ASSERT_NE(test_text.find("job=\"hotline\""), std::string::npos);
     test_text = std::regex_replace(test_text, std::regex("job=\"hotline\""), "job=\"ebpf-fleet\"");
     test_text = std::regex_replace(test_text, std::regex("job: hotline"), "job: ebpf-fleet");
@@ -471,8 +467,8 @@ TEST(Dist, AlertRulesPassPromtoolCheckAndTest) {
 
 // Every alert links its section of docs/runbook.md, and no query names a job.
 TEST(Dist, AlertsHaveRunbooksAndNoJobName) {
-    std::string rules = read_text(kDist + "/prometheus/hotline-alerts.yml");
-    std::string runbook = read_text(kDist + "/../docs/runbook.md");
+    std::string rules = slurp(kDist + "/prometheus/hotline-alerts.yml");
+    std::string runbook = slurp(kDist + "/../docs/runbook.md");
     ASSERT_FALSE(runbook.empty());
     std::regex alert_re("- alert: (\\w+)");
     int alerts = 0;
@@ -493,7 +489,7 @@ TEST(Dist, AlertsHaveRunbooksAndNoJobName) {
 }
 
 TEST(Dist, DashboardHasAHeatmapPerTargetAndCpuInTheCpuPanel) {
-    auto j = nlohmann::json::parse(read_text(kDist + "/grafana/hotline-dashboard.json"));
+    auto j = nlohmann::json::parse(slurp(kDist + "/grafana/hotline-dashboard.json"));
     bool heatmap_per_target = false;
     for (const auto& p : j["panels"]) {
         if (p.value("type", "") == "heatmap" && p.value("repeat", "") == "target") heatmap_per_target = true;
@@ -533,7 +529,7 @@ TEST(Dist, DashboardQueriesAreValidPromQL) {
 }
 
 TEST(Dist, ServiceUnitKeepsItsPromises) {
-    std::string unit = read_text(kDist + "/hotline.service.in");
+    std::string unit = slurp(kDist + "/hotline.service.in");
     ASSERT_FALSE(unit.empty());
     EXPECT_NE(unit.find("\nType=notify\n"), std::string::npos);
     EXPECT_NE(unit.find("hotline restore"), std::string::npos);

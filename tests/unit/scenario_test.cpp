@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "files.hpp"
 #include "hotline/workload/netns.hpp"
 #include "hotline/workload/scenario.hpp"
 #include "hotline/workload/workload.hpp"
@@ -20,31 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using testlib::slurp;
+using testlib::TempDir;
 
 std::string fixture(const std::string& rel) { return slurp(std::string(HOTLINE_FIXTURES) + "/" + rel); }
-
-// A fresh temporary directory, removed at scope exit.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/hotline-unit-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    void touch(const std::string& rel) const {
-        fs::create_directories((path / rel).parent_path());
-        std::ofstream(path / rel) << "x";
-    }
-};
 
 }  // namespace
 
@@ -422,38 +402,38 @@ TEST(NetNames, SelectLeftoversOfDeadOwnersOnly) {
 TEST(OwnerLock, HeldWhileOwnedGoneAfter) {
     TempDir d;
     {
-        auto l = OwnerLock::acquire(d.path.string(), 777);
+        auto l = OwnerLock::acquire(d.path(), 777);
         ASSERT_TRUE(l.ok()) << l.error().message();
-        EXPECT_TRUE(OwnerLock::held(d.path.string(), 777));
-        EXPECT_TRUE(fs::exists(d.path / "hl-777.lock"));
-        EXPECT_FALSE(OwnerLock::acquire(d.path.string(), 777).ok());  // one owner at a time
+        EXPECT_TRUE(OwnerLock::held(d.path(), 777));
+        EXPECT_TRUE(fs::exists(d / "hl-777.lock"));
+        EXPECT_FALSE(OwnerLock::acquire(d.path(), 777).ok());  // one owner at a time
     }
-    EXPECT_FALSE(OwnerLock::held(d.path.string(), 777));
-    EXPECT_FALSE(fs::exists(d.path / "hl-777.lock"));
+    EXPECT_FALSE(OwnerLock::held(d.path(), 777));
+    EXPECT_FALSE(fs::exists(d / "hl-777.lock"));
     // A lock file nobody holds (its owner was SIGKILLed) means a dead owner.
     d.touch("hl-778.lock");
-    EXPECT_FALSE(OwnerLock::held(d.path.string(), 778));
+    EXPECT_FALSE(OwnerLock::held(d.path(), 778));
 }
 
 TEST(Leftovers, PidsInNetnsMatchByInode) {
     TempDir d;
     d.touch("netns/hl-5-c");
     d.touch("proc/other/ns/net");
-    fs::create_directories(d.path / "proc/100/ns");
-    fs::create_hard_link(d.path / "netns/hl-5-c", d.path / "proc/100/ns/net");
+    fs::create_directories(d / "proc/100/ns");
+    fs::create_hard_link(d / "netns/hl-5-c", d / "proc/100/ns/net");
     d.touch("proc/200/ns/net");  // another namespace
-    fs::create_directories(d.path / "proc/300");  // a zombie: no ns link
-    auto pids = pids_in_netns((d.path / "proc").string(), (d.path / "netns/hl-5-c").string());
+    fs::create_directories(d / "proc/300");  // a zombie: no ns link
+    auto pids = pids_in_netns(d / "proc", d / "netns/hl-5-c");
     EXPECT_EQ(pids, (std::vector<pid_t>{100}));
 }
 
 TEST(Leftovers, CleanRemovesDeadOwnersOnly) {
     TempDir d;
     NetPaths p;
-    p.run_netns = (d.path / "netns").string();
-    p.lock_dir = (d.path / "locks").string();
-    p.proc = (d.path / "proc").string();
-    p.sys_class_net = (d.path / "net").string();
+    p.run_netns = d / "netns";
+    p.lock_dir = d / "locks";
+    p.proc = d / "proc";
+    p.sys_class_net = d / "net";
     fs::create_directories(p.proc);
     fs::create_directories(p.sys_class_net);
     int self = getpid();
@@ -469,12 +449,12 @@ TEST(Leftovers, CleanRemovesDeadOwnersOnly) {
     std::sort(rep.namespaces.begin(), rep.namespaces.end());
     EXPECT_EQ(rep.namespaces, (std::vector<std::string>{"hl-999991-c", "hl-999992-s"}));
     EXPECT_TRUE(rep.problems.empty());
-    EXPECT_FALSE(fs::exists(d.path / "netns/hl-999991-c"));
-    EXPECT_FALSE(fs::exists(d.path / "locks/hl-999992.lock"));
-    EXPECT_TRUE(fs::exists(d.path / "netns/hl-999993-c"));
-    EXPECT_TRUE(fs::exists(d.path / "locks/hl-999993.lock"));
-    EXPECT_TRUE(fs::exists(d.path / ("netns/" + owned_name(self, "c"))));
-    EXPECT_TRUE(fs::exists(d.path / "netns/someone-else"));
+    EXPECT_FALSE(fs::exists(d / "netns/hl-999991-c"));
+    EXPECT_FALSE(fs::exists(d / "locks/hl-999992.lock"));
+    EXPECT_TRUE(fs::exists(d / "netns/hl-999993-c"));
+    EXPECT_TRUE(fs::exists(d / "locks/hl-999993.lock"));
+    EXPECT_TRUE(fs::exists(d / ("netns/" + owned_name(self, "c"))));
+    EXPECT_TRUE(fs::exists(d / "netns/someone-else"));
 }
 
 // --- child processes --------------------------------------------------------------------------------
@@ -492,7 +472,7 @@ TEST(Spawn, EnvironmentAndCapturedOutput) {
 
 TEST(Spawn, ExtraEnvironmentReachesTheCommand) {
     TempDir d;
-    std::string out = (d.path / "env").string();
+    std::string out = d / "env";
     SpawnOptions so;
     so.env = {"HOTLINE_SERVER_ADDR=10.1.2.3", "HOME=/hotline-test"};
     auto c = ChildProcess::spawn({"sh", "-c", "echo $HOTLINE_SERVER_ADDR $HOME > " + out}, so);

@@ -1,52 +1,18 @@
-// Test helpers for the fix tests: a temporary fixture tree and fake kernel facts.
+// Helpers for the fix tests of the unit and host tiers: a journal over a
+// temporary fixture tree, and fake kernel facts.
 #pragma once
 
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 
+#include "files.hpp"
 #include "hotline/fix/fix.hpp"
 #include "hotline/fix/journal.hpp"
 
 namespace hotline::test {
 
-class TempDir {
-public:
-    TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "hotline-test-XXXXXX").string();
-        if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-        path_ = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    const std::string& path() const { return path_; }
-    std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
-
-    void write(const std::string& rel, const std::string& content) const {
-        std::filesystem::path p = path_ + "/" + rel;
-        std::filesystem::create_directories(p.parent_path());
-        std::ofstream(p) << content;
-    }
-    std::string read(const std::string& rel) const {
-        std::ifstream in(path_ + "/" + rel);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    }
-    bool exists(const std::string& rel) const { return std::filesystem::exists(path_ + "/" + rel); }
-
-private:
-    std::string path_;
-};
+using testlib::TempDir;
 
 // A journal over a fixture procfs root: the two early-demux knobs and
 // tcp_rmem, a boot id, and a journal directory and machine lock of its own.
@@ -55,7 +21,7 @@ struct JournalSandbox {
     KnobRoots roots;
     JournalOptions opts;
 
-    explicit JournalSandbox(const std::string& owner) {
+    explicit JournalSandbox(const std::string& owner = "unit test") {
         d.write("proc/sys/net/ipv4/ip_early_demux", "1\n");
         d.write("proc/sys/net/ipv4/tcp_early_demux", "1\n");
         d.write("proc/sys/net/ipv4/tcp_rmem", "4096\t131072\t6291456\n");
@@ -72,6 +38,17 @@ struct JournalSandbox {
     std::string val(const std::string& rel) const { return normalize_value(d.read("proc/sys/" + rel)); }
     bool journal_exists() const { return d.exists("journal/journal.json"); }
 };
+
+// A knob write of the fix "test-fix"; machine-wide unless SCOPE says otherwise.
+inline KnobWrite write_of(const std::string& name, const std::string& value, Scope scope = Scope::kGlobal) {
+    KnobWrite w;
+    w.kind = KnobKind::kSysctl;
+    w.name = name;
+    w.value = value;
+    w.scope = scope;
+    w.fix = "test-fix";
+    return w;
+}
 
 class FakeFacts : public KernelFacts {
 public:

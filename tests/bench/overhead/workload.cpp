@@ -1,0 +1,323 @@
+// Per-hit cost against an empty program, and workload throughput with and
+// without hotline, its floor and bpftrace, interleaved.
+#include "overhead.hpp"
+
+namespace overhead {
+
+// --- against bpftrace: its script, attached for one run ----------------------------------
+
+const char* kBpftraceScript =
+    "tracepoint:skb:consume_skb, tracepoint:skb:kfree_skb, tracepoint:workqueue:workqueue_queue_work "
+    "{ @[cpu] = count(); }";
+
+// bpftrace attached for the length of one run; its programs are those loaded
+// since it started that are still there once it says it attached.
+struct Bpftrace {
+    std::optional<ChildProcess> child;
+    std::set<std::uint32_t> before;
+    std::string out_path;
+
+    static Result<Bpftrace> start() {
+        Bpftrace b;
+        for (auto& [id, p] : all_progs()) b.before.insert(id);
+        char tmpl[] = "/tmp/hotline-bench-bpftrace-XXXXXX";
+        int fd = mkstemp(tmpl);
+        if (fd < 0) return make_error("mkstemp", errno);
+        b.out_path = tmpl;
+        SpawnOptions so;
+        so.die_with_parent = true;
+        so.stdout_fd = fd;
+        auto c = ChildProcess::spawn({"bpftrace", "-e", kBpftraceScript}, so);
+        close(fd);
+        if (!c) return c.error();
+        b.child.emplace(std::move(*c));
+        for (int i = 0; i < 300; ++i) {  // up to 30 s: bpftrace compiles with LLVM first
+            int st;
+            if (b.child->poll(&st)) {
+                b.child.reset();
+                return make_error(fmt::format("bpftrace exited with status {}", st), ECHILD);
+            }
+            std::ifstream f(b.out_path);
+            std::stringstream ss;
+            ss << f.rdbuf();
+            if (ss.str().find("Attaching") != std::string::npos) {
+                usleep(500000);  // the message precedes the attach itself
+                return b;
+            }
+            usleep(100000);
+        }
+        return make_error("bpftrace did not attach within 30 s", ETIMEDOUT);
+    }
+    std::map<std::uint32_t, ProgStat> stats() const {
+        auto now = all_progs();
+        for (auto id : before) now.erase(id);
+        return now;
+    }
+    ~Bpftrace() {
+        if (child) stop(*child);
+        if (!out_path.empty()) unlink(out_path.c_str());
+    }
+    // bpftrace 0.17 can lose a SIGINT (one landing between its check of the exit
+    // flag and its epoll_wait, which never returns for a script that prints
+    // nothing): SIGINT again until it exits, SIGKILL after 10 s.
+    static void stop(ChildProcess& c) {
+        int st;
+        for (int i = 0; i < 50; ++i) {
+            c.signal(SIGINT);
+            for (int j = 0; j < 20; ++j) {
+                if (c.poll(&st)) return;
+                usleep(10000);
+            }
+        }
+        fmt::print("bench_overhead: bpftrace did not exit on SIGINT within 10 s: killed\n");
+        c.signal(SIGKILL);
+        c.wait();
+    }
+    Bpftrace() = default;
+    Bpftrace(Bpftrace&& o) noexcept : child(std::move(o.child)), before(std::move(o.before)), out_path(std::move(o.out_path)) {
+        o.child.reset();
+        o.out_path.clear();
+    }
+};
+
+// The floor against bpftrace per hit, both as the session is priced and over
+// bpftrace's three tracepoints alone (ratios of the medians): a per-hit goal
+// below these is below the price of running any program there.
+json floor_ratios(const std::string& scen, const std::map<std::string, std::vector<RunResult>>& res) {
+    auto median = [&](const char* mode, double RunResult::*f) {
+        std::vector<double> v;
+        if (auto it = res.find(mode); it != res.end())
+            for (auto& x : it->second) v.push_back(x.*f);
+        return spread(v).median;
+    };
+    double bt = median("bpftrace", &RunResult::ns_per_hit);
+    if (bt <= 0) return json::object();
+    double as_session = median("floor", &RunResult::ns_per_hit) / bt;
+    double like_for_like = median("floor", &RunResult::ns_per_hit_peer) / bt;
+    fmt::print("  {} floor/bpftrace: ns per hit, empty programs where the session's run {:.3f}; "
+               "on bpftrace's three tracepoints {:.3f}\n",
+               scen, as_session, like_for_like);
+    return {{"ns_per_hit", as_session}, {"ns_per_hit_bpftrace_tracepoints", like_for_like}};
+}
+
+// --- 1. per-hit cost against an empty program ----------------------------------------------
+
+using CostSeries = std::map<std::string, std::map<std::string, std::vector<double>>>;  // attach -> variant
+
+json cost_table(CostSeries ns, CostSeries ratio, const std::vector<std::string>& order, int pairs) {
+    fmt::print("\n== per-hit cost, ns per run (median [min-max] over {} runs), all variants attached at once\n",
+               pairs);
+    fmt::print("{:<30} {:<8} {:>24} {:>22} {:>8}\n", "attach point", "variant", "ns/hit", "x empty", "target");
+    json jc = json::array();
+    for (auto& ap : order) {
+        for (const char* v : {"empty", "count", "latency", "handoff"}) {
+            if (!ns[ap].count(v)) continue;
+            Spread s = spread(ns[ap][v]);
+            Spread q = spread(ratio[ap][v]);
+            double budget = cost_budget(v);
+            std::string tgt = budget > 0 ? fmt::format("<={:.1f}", budget) : "";
+            if (budget > 0) check(fmt::format("cost {} {} x empty", ap, v), q.median, budget);
+            fmt::print("{:<30} {:<8} {:>24} {:>22} {:>8}{}\n", ap, v, fmt_spread(s), v == std::string("empty") ? "" : fmt_spread(q, 2),
+                       tgt, budget > 0 && q.median > budget ? "  MISSED" : "");
+            json row = {{"attach", ap}, {"variant", v}, {"ns_per_hit", to_json(s)}};
+            if (v != std::string("empty")) row["ratio_to_empty"] = to_json(q);
+            if (budget > 0) row["target"] = budget;
+            jc.push_back(row);
+        }
+    }
+    return jc;
+}
+
+json cost_section(const Options& o, const KernelInfo& k, const Topology& topo) {
+    CostSeries ns, ratio;
+    std::vector<std::string> order;
+    std::vector<std::string> notes;
+    for (int r = 0; r < o.pairs; ++r) {
+        auto rep = measure_cost({}, k, topo, [&]() -> Status {
+            for (const char* s : {"dst-refcount", "tcp-crr"})
+                if (auto rr = run_scenario_once(s, o.secs / 2); !rr) return rr.error();
+            return ok_status();
+        });
+        if (!rep) {
+            failed("cost: " + rep.error().message());
+            break;
+        }
+        notes = rep->notes;
+        for (auto& row : rep->rows) {
+            if (!ns.count(row.attach)) order.push_back(row.attach);
+            for (auto& v : row.variants) {
+                if (!v.run_cnt) continue;
+                ns[row.attach][v.name].push_back(v.ns_per_run());
+                if (v.name != "empty") ratio[row.attach][v.name].push_back(row.ratio(v.name));
+            }
+        }
+    }
+    json jc = cost_table(ns, ratio, order, o.pairs);
+    for (auto& n : notes) fmt::print("  note: {}\n", n);
+    return {{"rows", jc}, {"notes", notes}};
+}
+
+// --- 2/3. workload overhead, interleaved ------------------------------------------------------
+
+// One run of SCEN under hotline's session SO, its programs' cost summed over the run.
+Result<RunResult> run_under_session(const std::string& scen, double secs, const SessionOptions& so,
+                                    const KernelInfo& k, const Topology& topo) {
+    auto s = Session::open(so, k, topo);
+    if (!s) return s.error();
+    auto a = (*s)->read();
+    auto rr = run_scenario_once(scen, secs);
+    auto b = (*s)->read();
+    if (rr && a && b) {
+        auto iv = delta(*a, *b);
+        sum_cost(iv, iv.seconds(), *rr);
+    }
+    return rr;
+}
+
+// One run of SCEN under bpftrace's script, its programs' hits and run time from
+// the kernel's run statistics.
+Result<RunResult> run_under_bpftrace(const std::string& scen, double secs) {
+    auto b = Bpftrace::start();
+    if (!b) return b.error();
+    auto s0 = b->stats();
+    double t0 = monotonic_seconds();
+    auto rr = run_scenario_once(scen, secs);
+    auto s1 = b->stats();
+    double el = monotonic_seconds() - t0;
+    if (rr) {
+        std::uint64_t cnt = 0, ns = 0;
+        for (auto& [id, p] : s1)
+            if (auto it = s0.find(id); it != s0.end()) {
+                cnt += p.run_cnt - it->second.run_cnt;
+                ns += p.run_time_ns - it->second.run_time_ns;
+            }
+        rr->hits_per_s = double(cnt) / el;
+        rr->ns_per_hit = cnt ? double(ns) / double(cnt) : 0;
+    }
+    return rr;
+}
+
+Result<RunResult> run_mode(const std::string& mode, const std::string& scen, double secs, const KernelInfo& k,
+                           const Topology& topo) {
+    if (mode == "none") return run_scenario_once(scen, secs);
+    if (mode == "floor") return run_floor_once(scen, secs);
+    if (mode == "hotline") return run_under_session(scen, secs, SessionOptions{}, k, topo);
+    if (mode == "hotline-count") return run_under_session(scen, secs, counting_only({}), k, topo);
+    return run_under_bpftrace(scen, secs);
+}
+
+using ModeRuns = std::map<std::string, std::vector<RunResult>>;
+
+Spread column(const ModeRuns& res, const std::string& mode, double RunResult::*f) {
+    std::vector<double> v;
+    if (auto it = res.find(mode); it != res.end())
+        for (auto& x : it->second) v.push_back(x.*f);
+    return spread(v);
+}
+
+// Ratio of the medians of A and B, and its spread over the rounds (round i against round i).
+std::pair<double, Spread> mode_ratio(const ModeRuns& res, const std::string& a, const std::string& b,
+                                     double RunResult::*f) {
+    static const std::vector<RunResult> none;
+    auto runs = [&](const std::string& m) -> const std::vector<RunResult>& {
+        auto it = res.find(m);
+        return it == res.end() ? none : it->second;
+    };
+    const auto &ra = runs(a), &rb = runs(b);
+    std::vector<double> v;
+    for (std::size_t i = 0; i < std::min(ra.size(), rb.size()); ++i)
+        if (rb[i].*f > 0) v.push_back(ra[i].*f / (rb[i].*f));
+    Spread s = spread(v);
+    Spread ma = column(res, a, f), mb = column(res, b, f);
+    double rm = mb.median > 0 ? ma.median / mb.median : 0;
+    return std::make_pair(rm, s);
+}
+
+void workload_rows(const std::string& scen, const std::vector<std::string>& modes, const ModeRuns& res, json& js) {
+    for (auto& mode : modes) {
+        Spread rate = column(res, mode, &RunResult::rate), cpu = column(res, mode, &RunResult::cpu_us_per_msg),
+               hits = column(res, mode, &RunResult::hits_per_s), nsh = column(res, mode, &RunResult::ns_per_hit);
+        fmt::print("{:<13} {:<13} {:>26} {:>22} {:>22} {:>18}\n", scen, mode, fmt_spread(rate, 0),
+                   fmt_spread(cpu, 2), mode == "none" ? "-" : fmt_spread(hits, 0),
+                   mode == "none" ? "-" : fmt_spread(nsh, 1));
+        js[mode] = {{"rate_per_s", to_json(rate)}, {"cpu_us_per_msg", to_json(cpu)}};
+        if (mode != "none") js[mode].update({{"hits_per_s", to_json(hits)}, {"ns_per_hit", to_json(nsh)}});
+        if (mode == "floor") {
+            Spread peer = column(res, mode, &RunResult::ns_per_hit_peer);
+            fmt::print("{:<13} {:<13} {:>26} {:>22} {:>22} {:>18}\n", scen, "floor, 3 tps", "", "", "",
+                       fmt_spread(peer, 1));
+            js[mode]["ns_per_hit_bpftrace_tracepoints"] = to_json(peer);
+        }
+    }
+}
+
+void workload_ratios(const std::string& scen, const std::vector<std::string>& modes, const ModeRuns& res,
+                     bool bpftrace, json& js) {
+    for (auto& mode : modes) {
+        if (mode == "none") continue;
+        bool peer = mode == "bpftrace" || mode == "floor";  // no goal of hotline's
+        auto [tr, ts] = mode_ratio(res, mode, "none", &RunResult::rate);
+        auto [cr, cs] = mode_ratio(res, mode, "none", &RunResult::cpu_us_per_msg);
+        fmt::print("  {} {}/none: throughput {:.3f} (per round {}), CPU per message {:.3f} (per round {}){}\n",
+                   scen, mode, tr, fmt_spread(ts, 3), cr, fmt_spread(cs, 3),
+                   !peer && tr > 0 && tr < 0.97 ? "  MISSED (target >= 0.970)" : "");
+        if (!peer) check(fmt::format("{} throughput with {} / without", scen, mode), tr, 0.97, false);
+        js["ratio_" + mode + "_none"] = {{"throughput", tr}, {"throughput_rounds", to_json(ts)},
+                                         {"cpu_per_msg", cr}, {"cpu_per_msg_rounds", to_json(cs)}};
+    }
+    if (bpftrace) js["ratio_floor_bpftrace"] = floor_ratios(scen, res);
+    for (const char* hm : {"hotline", "hotline-count"}) {
+        if (!bpftrace) break;
+        auto [hr, hs] = mode_ratio(res, hm, "bpftrace", &RunResult::ns_per_hit);
+        auto [tr, ts] = mode_ratio(res, hm, "bpftrace", &RunResult::rate);
+        // The goal is the full session's; counting only is reported beside it.
+        bool goal = std::string(hm) == "hotline";
+        fmt::print("  {} {}/bpftrace: ns per hit, every event-driven program {:.3f} (per round {}), "
+                   "throughput {:.3f}{}\n",
+                   scen, hm, hr, fmt_spread(hs, 3), tr, goal && hr > 0.3 ? "  MISSED (target <= 0.3)" : "");
+        if (goal) check(fmt::format("{} per-hit cost {} / bpftrace", scen, hm), hr, 0.3);
+        js[std::string("ratio_") + hm + "_bpftrace"] = {
+            {"ns_per_hit", hr}, {"ns_per_hit_rounds", to_json(hs)}, {"throughput", tr}};
+    }
+}
+
+json workload_scenario(const char* scen, const std::vector<std::string>& modes, const Options& o,
+                       const KernelInfo& k, const Topology& topo) {
+    ModeRuns res;
+    for (int r = 0; r < o.pairs; ++r) {
+        // Rotate the order each round so no mode always runs first.
+        for (std::size_t m = 0; m < modes.size(); ++m) {
+            const std::string& mode = modes[(m + std::size_t(r)) % modes.size()];
+            Result<RunResult> rr = run_mode(mode, scen, o.secs, k, topo);
+            if (!rr) {
+                failed(fmt::format("workload {} {}: {}", scen, mode, rr.error().message()));
+                continue;
+            }
+            res[mode].push_back(*rr);
+        }
+    }
+    json js = {{"scenario", scen}};
+    workload_rows(scen, modes, res, js);
+    js["hotline_programs"] = print_session_programs(scen, res["hotline"], o.secs);
+    workload_ratios(scen, modes, res, o.bpftrace, js);
+    return js;
+}
+
+json workload_section(const Options& o, const KernelInfo& k, const Topology& topo) {
+    json jw = json::array();
+    std::optional<TracefsMount> tracefs;
+    if (o.bpftrace) tracefs.emplace();
+    // hotline: the default session (counting, latency, handoffs, sampling, workqueue
+    // attribution); hotline-count: counting only, what bpftrace's script does;
+    // floor: empty programs where the session's run (run_floor_once).
+    std::vector<std::string> modes = {"none", "hotline", "hotline-count", "floor"};
+    if (o.bpftrace) modes.push_back("bpftrace");
+    fmt::print("\n== workload overhead: {} rounds of {} interleaved, {:.0f} s each\n", o.pairs,
+               fmt::join(modes, "/"), o.secs);
+    fmt::print("{:<13} {:<13} {:>26} {:>22} {:>22} {:>18}\n", "scenario", "mode", "rate/s", "CPU us/msg",
+               "probe hits/s", "ns/hit");
+    for (const char* scen : {"dst-refcount", "tcp-crr"}) jw.push_back(workload_scenario(scen, modes, o, k, topo));
+    return jw;
+}
+
+}  // namespace overhead
