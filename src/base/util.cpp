@@ -238,6 +238,12 @@ Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
     return out;
 }
 
+std::optional<std::string> read_file_if_present(const std::string& path) {
+    auto r = read_file(path);
+    if (!r.ok()) return std::nullopt;
+    return std::move(r).value();
+}
+
 Status write_file_atomic(const std::string& path, std::string_view data, unsigned mode) {
     if (auto st = check_output_path(path); !st) return st;
     // An unpredictable name created exclusively: a link planted in the

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "hotline/kernel/kernel.hpp"
+#include "hotline/base/util.hpp"
 #include "hotline/base/perf_event.hpp"
 
 namespace hotline {
@@ -164,14 +165,6 @@ constexpr CapName kCaps[] = {
     {12, "CAP_NET_ADMIN", false}, {24, "CAP_SYS_RESOURCE", false},
 };
 
-std::optional<std::string> slurp(const fs::path& p) {
-    std::ifstream f(p);
-    if (!f) return std::nullopt;
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 // Reads the lockdown file from a private mount namespace so that securityfs
 // is never mounted on the host's view of the system.
 std::string lockdown_via_private_mount() {
@@ -284,14 +277,14 @@ KernelInfo probe_kernel(const std::string& root) {
     fs::path r = root.empty() ? fs::path("/") : fs::path(root);
     std::error_code ec;
     k.btf = fs::exists(r / "sys/kernel/btf/vmlinux", ec);
-    if (auto t = slurp(r / "sys/kernel/security/lockdown")) {
+    if (auto t = read_file_if_present(r / "sys/kernel/security/lockdown")) {
         k.lockdown = parse_lockdown(*t);
     } else if (root.empty() && geteuid() == 0) {
         k.lockdown = lockdown_via_private_mount();
     } else {
         k.lockdown = "unknown (securityfs not mounted)";
     }
-    if (auto m = slurp(r / "proc/mounts")) k.tracefs_mounted = m->find(" tracefs ") != std::string::npos;
+    if (auto m = read_file_if_present(r / "proc/mounts")) k.tracefs_mounted = m->find(" tracefs ") != std::string::npos;
     k.kprobes = fs::exists(r / "sys/bus/event_source/devices/kprobe", ec);
     k.pmu = root.empty() ? hardware_pmu_present() : fs::exists(r / "sys/bus/event_source/devices/cpu/events/cpu-cycles", ec);
     k.caps = read_capabilities();

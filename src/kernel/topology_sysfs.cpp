@@ -6,23 +6,16 @@
 #include <sstream>
 
 #include "hotline/kernel/kernel.hpp"
+#include "hotline/base/util.hpp"
 
 namespace hotline {
 
 namespace fs = std::filesystem;
 
-static std::optional<std::string> slurp(const fs::path& p) {
-    std::ifstream f(p);
-    if (!f) return std::nullopt;
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 Result<Topology> read_topology(const std::string& sysfs_root) {
     Topology topo;
     fs::path root(sysfs_root);
-    auto possible = slurp(root / "devices/system/cpu/possible");
+    auto possible = read_file_if_present(root / "devices/system/cpu/possible");
     if (!possible)
         return make_error("cannot read " + (root / "devices/system/cpu/possible").string(), ENOENT,
                           "is sysfs mounted?");
@@ -40,7 +33,7 @@ Result<Topology> read_topology(const std::string& sysfs_root) {
             int id = 0;
             auto r = std::from_chars(name.data() + 4, name.data() + name.size(), id);
             if (r.ec != std::errc{} || r.ptr != name.data() + name.size()) continue;
-            auto list = slurp(e.path() / "cpulist");
+            auto list = read_file_if_present(e.path() / "cpulist");
             if (!list) continue;
             auto nc = parse_cpulist(*list);
             if (!nc) return nc.error();

@@ -17,6 +17,7 @@
 #include "hotline/fix/journal.hpp"
 
 using namespace hotline;
+using hotline::test::knob;
 using hotline::test::TempDir;
 
 namespace {
@@ -45,12 +46,6 @@ private:
     std::string name_;
     bool ok_ = false;
 };
-
-std::string knob(const std::string& rel, const std::optional<NetnsRef>& ns = std::nullopt) {
-    FsKnobIo io;
-    auto v = io.read(KnobKind::kSysctl, rel, ns);
-    return v ? normalize_value(*v) : "<" + v.error().message() + ">";
-}
 
 struct Child {
     pid_t pid = -1;

@@ -139,6 +139,9 @@ inline std::string plan_mismatch(const nlohmann::json& t, bool has_proxy, const 
     return wrong + mf.why({"fentry", "kprobe"}) + "\nhotline planned: " + t.dump();
 }
 
+// The tracepoint behind every queued work item, as perf names it.
+inline constexpr const char* kQueueWork = "workqueue:workqueue_queue_work";
+
 // The kernel's own count of tracepoint events over a window, per CPU: a
 // command line prefix, `perf stat -a -A` writing to OUT, that runs the rest of
 // the line inside the window.  Counts hotline does not own, to judge its counts

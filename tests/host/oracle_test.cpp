@@ -22,7 +22,6 @@ namespace {
 // The tracepoints behind the proxies (pinned with -m tracepoint, so this holds
 // wherever fentry or kprobes would be planned): queue_work_on counts
 // workqueue_queue_work, dst_release's `events` every run of its three programs.
-const char* kQueueWork = "workqueue:workqueue_queue_work";
 const std::vector<std::string> kSkbEvents = {"skb:consume_skb", "skb:kfree_skb", "tcp:tcp_destroy_sock"};
 
 // Each write queues the pty's work item once (a write may find it still

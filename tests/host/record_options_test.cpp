@@ -19,7 +19,6 @@ protected:
     }
 };
 
-constexpr const char* kQueueWork = "workqueue:workqueue_queue_work";
 
 // queue_work_on's handoff totals of a recording of COMMAND, on its tracepoint
 // (the event perf counts); with `perf` set, perf's count of that event over a

@@ -20,19 +20,10 @@
 #include "host_util.hpp"
 
 using namespace hotline;
+using hotline::test::knob;
 using hotline::test::TempDir;
 
 namespace {
-
-std::string knob(const std::string& rel, const std::optional<NetnsRef>& ns = std::nullopt) {
-    FsKnobIo io;
-    auto v = io.read(KnobKind::kSysctl, rel, ns);
-    if (v) return normalize_value(*v);
-    std::string out = "<";
-    out += v.error().message();
-    out += '>';
-    return out;
-}
 
 // Well-formedness of an XML document: one root, balanced tags, quoted
 // attributes, known entities.  Returns the problem, empty when it parses.

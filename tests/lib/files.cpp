@@ -21,6 +21,12 @@ std::optional<std::string> read_file(const std::string& path) {
 
 std::string slurp(const std::string& path) { return read_file(path).value_or(""); }
 
+std::size_t count(const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+    return n;
+}
+
 TempDir::TempDir() {
     std::string tmpl = (fs::temp_directory_path() / "hotline-test-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");

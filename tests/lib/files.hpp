@@ -14,6 +14,9 @@ std::string slurp(const std::string& path);
 // missing file from an empty one.
 std::optional<std::string> read_file(const std::string& path);
 
+// How many times WHAT occurs in S (non-overlapping).
+std::size_t count(const std::string& s, const std::string& what);
+
 // A fresh directory under the temporary directory, removed with everything in
 // it when the object goes.
 class TempDir {

@@ -69,4 +69,12 @@ public:
     int numa_nodes() const override { return nodes; }
 };
 
+// This machine's sysctl REL (in network namespace NS), normalised; "<error>"
+// when it cannot be read, so a comparison names what went wrong.
+inline std::string knob(const std::string& rel, const std::optional<NetnsRef>& ns = std::nullopt) {
+    FsKnobIo io;
+    auto v = io.read(KnobKind::kSysctl, rel, ns);
+    return v ? normalize_value(*v) : "<" + v.error().message() + ">";
+}
+
 }  // namespace hotline::test

@@ -8,16 +8,13 @@
 #include <string>
 
 #include "hotline/report/charts.hpp"
+#include "files.hpp"
 
 namespace ch = hotline::charts;
+using testlib::count;
 
 namespace {
 
-std::size_t count(const std::string& s, const std::string& what) {
-    std::size_t n = 0;
-    for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
-    return n;
-}
 std::size_t marks(const std::string& svg) { return count(svg, "class=\"mark"); }
 
 // Nothing a reader should not see: no NaN, inf or unbalanced figure.

@@ -20,7 +20,6 @@
 namespace golden {
 
 using namespace hotline;
-using testlib::read_file;
 
 inline std::string golden_path(const std::string& name) { return std::string(HOTLINE_FIXTURES) + "/golden/" + name; }
 
@@ -79,7 +78,7 @@ inline void expect_golden(const std::string& name, const std::string& actual) {
                       << "; review the diff and run again without it";
         return;
     }
-    auto golden = read_file(path);
+    auto golden = testlib::read_file(path);
     if (!golden) {
         ADD_FAILURE() << "no golden file " << path << "; create it with HOTLINE_UPDATE_GOLDEN=1";
         return;
@@ -91,7 +90,7 @@ inline void expect_golden(const std::string& name, const std::string& actual) {
 }
 
 inline nlohmann::json input_json(const std::string& name) {
-    auto text = read_file(golden_path(name));
+    auto text = testlib::read_file(golden_path(name));
     EXPECT_TRUE(text) << "missing input fixture " << golden_path(name);
     return nlohmann::json::parse(text ? *text : "null");
 }

@@ -10,7 +10,7 @@
 #include "hotline/fix/fix.hpp"
 #include "hotline/report/fix_output.hpp"
 #include "hotline/report/verdict_output.hpp"
-#include "hotline/validate/validate.hpp"
+#include "hotline/validate/validation.hpp"
 #include "hotline/validate/validator.hpp"
 
 using namespace hotline;

@@ -8,23 +8,20 @@
 
 #include "hotline/report/html_report.hpp"
 #include "hotline/base/util.hpp"
+#include "files.hpp"
 
 using hotline::HtmlInput;
 using hotline::render_html;
+using testlib::count;
 
 namespace {
 
-nlohmann::json fixture(const std::string& name) {
+nlohmann::json golden_document(const std::string& name) {
     auto text = hotline::read_file(std::string(HOTLINE_FIXTURES) + "/golden/" + name);
     EXPECT_TRUE(text) << name;
     return nlohmann::json::parse(text ? *text : "{}");
 }
 
-std::size_t count(const std::string& s, const std::string& what) {
-    std::size_t n = 0;
-    for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
-    return n;
-}
 
 // Marks inside the figures of one chart kind.
 std::size_t marks_in(const std::string& page, const std::string& kind) {
@@ -86,7 +83,7 @@ void expect_inert(const std::string& page, const std::string& kernel) {
 }  // namespace
 
 TEST(HtmlReport, Recording) {
-    auto page = render_html(HtmlInput{fixture("recording.json"), "recording.json", {}, {}});
+    auto page = render_html(HtmlInput{golden_document("recording.json"), "recording.json", {}, {}});
     ASSERT_TRUE(page) << page.error().message();
     expect_self_contained(*page);
     EXPECT_NE(page->find("6.1.0-18-amd64"), std::string::npos) << "kernel in the header";
@@ -105,7 +102,7 @@ TEST(HtmlReport, Recording) {
 }
 
 TEST(HtmlReport, VerdictTrials) {
-    auto doc = fixture("verdict_mixed.json");
+    auto doc = golden_document("verdict_mixed.json");
     auto page = render_html(HtmlInput{doc, "", {}, {}});
     ASSERT_TRUE(page) << page.error().message();
     expect_self_contained(*page);
@@ -123,14 +120,14 @@ TEST(HtmlReport, VerdictTrials) {
 TEST(HtmlReport, DiffWithBothLayoutsSideBySide) {
     // The diff fixtures carry no layout: the recording's, and the same line
     // without the fields that moved away on the candidate.
-    auto baseline = fixture("diff_baseline.json"), candidate = fixture("diff_candidate.json");
-    auto layout = fixture("recording.json")["analysis"]["layouts"];
+    auto baseline = golden_document("diff_baseline.json"), candidate = golden_document("diff_candidate.json");
+    auto layout = golden_document("recording.json")["analysis"]["layouts"];
     baseline["analysis"]["layouts"] = layout;
     auto& on_line = layout[0]["fields_on_line"];
     on_line.erase(on_line.begin() + 3, on_line.end());
     layout[0]["shares_line"] = {"__use"};
     candidate["analysis"]["layouts"] = layout;
-    auto page = render_html(HtmlInput{fixture("diff_verdict.json"), "", baseline, candidate});
+    auto page = render_html(HtmlInput{golden_document("diff_verdict.json"), "", baseline, candidate});
     ASSERT_TRUE(page) << page.error().message();
     expect_self_contained(*page);
     EXPECT_EQ(count(*page, "class=\"side layout-pair\""), 1u);
@@ -140,7 +137,7 @@ TEST(HtmlReport, DiffWithBothLayoutsSideBySide) {
 }
 
 TEST(HtmlReport, RecordedCommandIsTheReproducer) {
-    auto doc = fixture("verdict_pass.json");
+    auto doc = golden_document("verdict_pass.json");
     doc["context"]["command"] = "hotline validate --fix x --trials 7";
     auto page = render_html(HtmlInput{doc, "", {}, {}});
     ASSERT_TRUE(page);
@@ -149,14 +146,14 @@ TEST(HtmlReport, RecordedCommandIsTheReproducer) {
 
 TEST(HtmlReport, EveryVerdictFixtureRenders) {
     for (auto* f : {"verdict_pass.json", "verdict_error.json", "verdict_not_applicable.json"}) {
-        auto page = render_html(HtmlInput{fixture(f), f, {}, {}});
+        auto page = render_html(HtmlInput{golden_document(f), f, {}, {}});
         ASSERT_TRUE(page) << f;
         expect_self_contained(*page);
     }
 }
 
 TEST(HtmlReport, FindingsWhenTheDocumentHasThem) {
-    auto doc = fixture("recording.json");
+    auto doc = golden_document("recording.json");
     doc["analysis"]["diagnosis"]["findings"] = {
         {{"rule", "dst-read-mostly-on-refcount-line"},
          {"severity", "warning"},
@@ -174,7 +171,7 @@ TEST(HtmlReport, FindingsWhenTheDocumentHasThem) {
 }
 
 TEST(HtmlReport, AWrongTypedPrescribedFlagIsNotAPrescription) {
-    auto doc = fixture("recording.json");
+    auto doc = golden_document("recording.json");
     doc["analysis"]["diagnosis"]["findings"] = {
         {{"rule", "r"}, {"fixes", {{{"fix", "numa-local"}, {"prescribed", "yes"}, {"confirm", "hotline validate"}}}}}};
     auto page = render_html(HtmlInput{doc, "", {}, {}});
@@ -200,7 +197,7 @@ TEST(HtmlReport, UnknownSchemaIsAnError) {
 }
 
 TEST(HtmlReport, EveryStringOfTheDocumentIsText) {
-    auto rec = fixture("recording.json");
+    auto rec = golden_document("recording.json");
     rec["analysis"]["diagnosis"]["findings"] = {
         {{"rule", "r"}, {"severity", "warning"}, {"summary", "s"},
          {"evidence", {{{"metric", "m"}, {"value", 2}, {"op", ">="}, {"threshold", 1}, {"mechanism", "btf"}}}},
@@ -216,10 +213,10 @@ TEST(HtmlReport, EveryStringOfTheDocumentIsText) {
     EXPECT_NE(page->find(">dst_release" + std::string(kHostileText) + "</text>"), std::string::npos);
 
     // A diff's verdict page: the verdict's own strings and both recordings' layouts.
-    auto verdict = fixture("diff_verdict.json");
+    auto verdict = golden_document("diff_verdict.json");
     verdict["notes"] = {"n"};
-    auto baseline = fixture("diff_baseline.json"), candidate = fixture("diff_candidate.json");
-    const auto layouts = fixture("recording.json")["analysis"]["layouts"];
+    auto baseline = golden_document("diff_baseline.json"), candidate = golden_document("diff_candidate.json");
+    const auto layouts = golden_document("recording.json")["analysis"]["layouts"];
     baseline["analysis"]["layouts"] = candidate["analysis"]["layouts"] = layouts;
     for (auto* d : {&verdict, &baseline, &candidate}) taint(*d);
     auto diff = render_html(HtmlInput{verdict, kHostile, baseline, candidate});
@@ -229,7 +226,7 @@ TEST(HtmlReport, EveryStringOfTheDocumentIsText) {
     EXPECT_EQ(count(*diff, "data-chart=\"criterion\""), verdict["criteria"].size());
 
     // A validate verdict with its trials drawn.
-    auto mixed = fixture("verdict_mixed.json");
+    auto mixed = golden_document("verdict_mixed.json");
     mixed["context"]["kernel"] = {{"release", "6.18.0"}};
     taint(mixed);
     auto trials = render_html(HtmlInput{mixed, "", {}, {}});

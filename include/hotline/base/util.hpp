@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,9 @@ inline constexpr std::size_t kMaxInputBytes = 64u << 20;
 // read (a FIFO, a directory or a device is refused without blocking), and only
 // up to max_bytes.
 Result<std::string> read_file(const std::string& path, std::size_t max_bytes = kMaxInputBytes);
+// read_file, with no error: for sysfs and procfs attributes whose absence is an
+// answer (no such CPU, no lockdown file).
+std::optional<std::string> read_file_if_present(const std::string& path);
 
 // Whether write_file_atomic could write `path`: its directory exists and what is
 // there now, if anything, is a writable regular file.  Front ends call it before
