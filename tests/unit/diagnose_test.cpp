@@ -263,3 +263,22 @@ TEST(DiagnoseInput, WrongTypedFieldsAreErrorsNotCrashes) {
     ASSERT_FALSE(in);
     EXPECT_NE(in.error().message().find("wrong type"), std::string::npos) << in.error().message();
 }
+
+// docs/diagnose.md's table of built-in rules names exactly the built-in rules, in their order.
+TEST(DiagnoseRules, DocsListEveryBuiltinRule) {
+    auto doc_text = read_file(std::string(HOTLINE_FIXTURES) + "/../../docs/diagnose.md");
+    ASSERT_TRUE(doc_text) << doc_text.error().message();
+    std::istringstream doc(*doc_text);
+    std::vector<std::string> listed;
+    bool in_table = false;
+    for (std::string line; std::getline(doc, line);) {
+        if (line.rfind("| built-in rule |", 0) == 0) in_table = true;
+        else if (line.empty()) in_table = false;
+        else if (in_table && line.rfind("| `", 0) == 0) listed.push_back(line.substr(3, line.find('`', 3) - 3));
+    }
+    auto rules = RuleSet::builtin(catalog());
+    ASSERT_TRUE(rules);
+    std::vector<std::string> built_in;
+    for (auto& r : rules->rules()) built_in.push_back(r.name);
+    EXPECT_EQ(listed, built_in) << "docs/diagnose.md's rule table and src/diagnose/builtin_rules.toml differ";
+}
