@@ -65,7 +65,8 @@ TEST(FixCatalog, BuiltinHasTheInitialEntries) {
     for (auto n : {"tcp-low-latency", "early-demux-off", "numa-local", "cpu-local", "prequeue-dst-drop",
                    "dst-refcnt-false-sharing", "random-mix-timer"})
         EXPECT_NE(cat.find(n), nullptr) << n;
-    EXPECT_EQ(cat.fixes().size(), 7u);
+    // At least these: a new entry needs no change here.
+    EXPECT_GE(cat.fixes().size(), 7u);
     for (auto& f : cat.fixes()) {
         EXPECT_FALSE(f.summary.empty()) << f.name;
         EXPECT_TRUE(std::any_of(f.criteria.begin(), f.criteria.end(),
