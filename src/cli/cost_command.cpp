@@ -136,11 +136,7 @@ int run_cost(const CostArgs& a) {
     auto duration = parse_duration(a.duration);
     if (!duration) return fail(duration.error(), kExitUsage);
     if (*duration <= 0) return fail(make_error("--duration must be positive: nothing is measured over 0 s"), kExitUsage);
-    TracingOptions to;
-    to.targets = a.targets;
-    to.funcs = a.funcs;
-    to.mechanism = a.mechanism;
-    auto setup = check_tracing_options(to);
+    auto setup = check_tracing_options(attach_options(a.targets, a.funcs, a.mechanism));
     if (!setup) return fail(setup.error(), kExitUsage);
     auto wl = parse_workload(a.workload);
     if (!wl) return fail(wl.error(), kExitUsage);

@@ -11,11 +11,7 @@
 namespace hotline::cli {
 
 int run_probe(const ProbeArgs& a) {
-    TracingOptions to;
-    to.targets = a.targets;
-    to.funcs = a.funcs;
-    to.mechanism = a.mechanism;
-    auto setup = check_tracing_options(to);
+    auto setup = check_tracing_options(attach_options(a.targets, a.funcs, a.mechanism));
     if (!setup) return fail(setup.error(), kExitUsage);
     KernelInfo k = probe_kernel();
     auto topo = read_topology();

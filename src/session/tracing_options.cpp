@@ -82,4 +82,12 @@ Result<std::vector<int>> check_workload_cpus(const TracingOptions& o, const Topo
     return *c;
 }
 
+TracingOptions attach_options(std::vector<std::string> targets, std::vector<std::string> funcs, std::string mechanism) {
+    TracingOptions o;
+    o.targets = std::move(targets);
+    o.funcs = std::move(funcs);
+    o.mechanism = std::move(mechanism);
+    return o;
+}
+
 }  // namespace hotline

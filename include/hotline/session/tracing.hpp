@@ -54,6 +54,9 @@ struct TracingSetup {
 
 // Checks every option; the error names the option as the user wrote it.
 Result<TracingSetup> check_tracing_options(const TracingOptions& o);
+// The options of a session that only plans and attaches (probe, cost): the
+// targets, the --func specs and a forced mechanism, the rest at their defaults.
+TracingOptions attach_options(std::vector<std::string> targets, std::vector<std::string> funcs, std::string mechanism);
 
 // --workload-cpus against this machine's CPUs (every CPU when not given).
 Result<std::vector<int>> check_workload_cpus(const TracingOptions& o, const Topology& topo);
