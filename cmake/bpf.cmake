@@ -23,7 +23,7 @@ function(bpf_object name src_dir out_dir)
   file(GLOB headers CONFIGURE_DEPENDS
     ${CMAKE_SOURCE_DIR}/bpf/*.h
     ${src_dir}/*.h
-    ${HOTLINE_BPF_ABI_DIR}/hotline/model/abi.h
+    ${HOTLINE_BPF_ABI_DIR}/hotline/model/*abi.h
     ${CMAKE_SOURCE_DIR}/bpf/vmlinux/x86/vmlinux.h)
   file(MAKE_DIRECTORY ${out_dir})
   add_custom_command(OUTPUT ${obj}

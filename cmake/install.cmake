@@ -14,7 +14,7 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 # The subcommand paths the man pages cover; a test (cli.man_pages) checks this
 # list against the binary's help, so a new subcommand fails until it is added.
 set(HOTLINE_MAN_COMMANDS probe record cost scenario "scenario list" "scenario run" serve
-    fixes "fixes list" "fixes show" "fixes apply" restore validate diff diagnose report vm ab help)
+    fixes "fixes list" "fixes show" "fixes apply" restore validate diff diagnose discover report vm ab help)
 find_program(HELP2MAN help2man)
 set(HOTLINE_MAN_PAGES)
 if(HELP2MAN)

@@ -185,6 +185,18 @@ struct DiagnoseCli {
     RecordArgs record;
 };
 void add_diagnose_command(CLI::App& app, DiagnoseCli& d);
+
+// `hotline discover` (src/cli/discover_command.cpp).
+struct DiscoverCli {
+    CLI::App* discover = nullptr;
+    TracingOptions tracing;
+    DiscoverOptions options;
+    int top = 10;
+    bool json = false;
+    std::string output;
+};
+void add_discover_command(CLI::App& app, DiscoverCli& d);
+int run_discover(const DiscoverCli& d);
 int run_diagnose(const DiagnoseCli& d);
 int run_scenario_list(bool json);
 int run_scenario_run(const ScenarioArgs& a);

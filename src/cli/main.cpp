@@ -154,6 +154,7 @@ int main(int argc, char** argv) {
     HelpArgs help;
     CompleteArgs complete;
     DiagnoseCli diagnose;
+    DiscoverCli discover;
     auto* p = add_probe_command(app, probe);
     auto* r = add_record_command(app, rec);
     auto* c = add_cost_command(app, cost);
@@ -166,6 +167,7 @@ int main(int argc, char** argv) {
     add_help_command(app, help);
     add_complete_command(app, complete);
     add_diagnose_command(app, diagnose);
+    add_discover_command(app, discover);
 
     if (auto rc = check_subcommand_words(app, argc, argv)) return *rc;
     try {
@@ -186,5 +188,6 @@ int main(int argc, char** argv) {
     if (*report.app) return run_report(report);
     if (vm.selected()) return run_vm_cli(vm);
     if (*diagnose.diagnose) return run_diagnose(diagnose);
+    if (*discover.discover) return run_discover(discover);
     return kExitUsage;
 }

@@ -135,15 +135,8 @@ Result<LineLayout> object_layout(const struct btf* b, const std::string& type) {
     return line_layout(b, type, {first}, "", {});
 }
 
-std::string func_arg_struct(const struct btf* b, const std::string& func, int arg) {
-    if (!b || arg < 0) return {};
-    int id = btf__find_by_name_kind(b, func.c_str(), BTF_KIND_FUNC);
-    if (id <= 0) return {};
-    const struct btf_type* fn = btf__type_by_id(b, id);
-    const struct btf_type* proto = btf__type_by_id(b, fn->type);
-    if (!proto || !btf_is_func_proto(proto) || arg >= btf_vlen(proto)) return {};
-    std::uint32_t pid = btf_params(proto)[arg].type;
-    const struct btf_type* pt = skip_mods(b, pid);
+std::string pointed_struct(const struct btf* b, std::uint32_t type_id) {
+    const struct btf_type* pt = skip_mods(b, type_id);
     if (!pt || !btf_is_ptr(pt)) return {};
     std::uint32_t tid = pt->type;
     const struct btf_type* st = skip_mods(b, tid);
@@ -152,5 +145,14 @@ std::string func_arg_struct(const struct btf* b, const std::string& func, int ar
     return n ? n : "";
 }
 
+std::string func_arg_struct(const struct btf* b, const std::string& func, int arg) {
+    if (!b || arg < 0) return {};
+    int id = btf__find_by_name_kind(b, func.c_str(), BTF_KIND_FUNC);
+    if (id <= 0) return {};
+    const struct btf_type* fn = btf__type_by_id(b, id);
+    const struct btf_type* proto = btf__type_by_id(b, fn->type);
+    if (!proto || !btf_is_func_proto(proto) || arg >= btf_vlen(proto)) return {};
+    return pointed_struct(b, btf_params(proto)[arg].type);
+}
 
 }  // namespace hotline

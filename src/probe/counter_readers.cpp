@@ -22,6 +22,8 @@ Result<std::vector<V>> lookup_percpu(int fd, int ncpu, const std::string& what) 
     return vals;
 }
 
+}  // namespace
+
 // A read-only shared mapping of an mmapable array map, unmapped with the last owner.
 Result<std::shared_ptr<const void>> map_view(bpf_map* m) {
     std::size_t page = std::size_t(sysconf(_SC_PAGESIZE));
@@ -31,8 +33,6 @@ Result<std::shared_ptr<const void>> map_view(bpf_map* m) {
     if (p == MAP_FAILED) return make_error(fmt::format("mapping the {} map", bpf_map__name(m)), errno);
     return std::shared_ptr<const void>(p, [bytes](const void* q) { munmap(const_cast<void*>(q), bytes); });
 }
-
-}  // namespace
 
 ProgCost prog_cost(const bpf_object* obj, const std::string& target, const std::string& program) {
     ProgCost pc;

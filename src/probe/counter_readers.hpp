@@ -45,6 +45,9 @@ private:
     mutable std::uint64_t next_id_ = 1;
 };
 
+// A read-only shared mapping of an mmapable array map, unmapped with the last owner.
+Result<std::shared_ptr<const void>> map_view(bpf_map* m);
+
 // Run statistics of one program as a cost row of the snapshot.
 ProgCost prog_cost(const bpf_object* obj, const std::string& target, const std::string& program);
 

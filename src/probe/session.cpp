@@ -419,7 +419,8 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
                                                const Topology& topo) {
     install_libbpf_logger();
     if (auto st = check_privileges(kernel); !st) return st.error();
-    auto targets = resolve_targets(opts.targets, opts.funcs);
+    auto targets = opts.watch_targets ? resolve_targets(opts.targets, opts.funcs)
+                                      : Result<std::vector<TargetDef>>(std::vector<TargetDef>{});
     if (!targets) return targets.error();
     if (auto st = check_session_options(opts); !st) return st.error();
 

@@ -9,6 +9,8 @@
 
 #include "hotline/base/util.hpp"
 #include "hotline/workload/workload.hpp"
+#include "discover_analysis.hpp"
+#include "hotline/kernel/btf_layout.hpp"
 #include "recording_analysis.hpp"
 
 namespace hotline {
@@ -21,6 +23,7 @@ public:
                   const Topology& topo)
         : s_(std::move(s)), wl_cpus_(std::move(wl_cpus)), session_(std::move(session)),
           rec_(k, topo, session_->plan()) {}
+    Status open_discovery(const Topology& topo);
 
     const Plan& plan() const override { return session_->plan(); }
     const SessionInfo& info() const override { return session_->info(); }
@@ -29,7 +32,10 @@ public:
     Interval whole() const override { return delta(start_, prev_); }
     const std::string& stop_reason() const override { return stop_reason_; }
     int exit_status() const override { return exit_status_; }
-    void detach() override { session_.reset(); }
+    void detach() override {
+        discovery_.reset();
+        session_.reset();
+    }
 
 private:
     template <class... Args>
@@ -48,6 +54,8 @@ private:
     const TracingSetup s_;
     const std::vector<int> wl_cpus_;
     std::unique_ptr<Session> session_;
+    std::unique_ptr<Discovery> discovery_;
+    std::map<std::string, nlohmann::json> layouts_;  // of the discovered types
     RecordingWriter rec_;
     RecordingHooks hooks_;
     std::unique_ptr<Scenario> scen_;
@@ -195,6 +203,11 @@ Status RecordingImpl::finish() {
     run_.nominal_interval_s = s_.interval;
     run_.whole = whole();
     add_recording_analysis(rec_, *session_, run_);
+    if (discovery_) {
+        auto r = discovery_->read();
+        if (!r) return r.error();
+        rec_.set("discover", discover_analysis(*discovery_, *r, layouts_, run_.whole.seconds(), kDiscoverListed));
+    }
     rec_.finish(run_.whole, exit_status_, s_.command);
     return ok_status();
 }
@@ -208,6 +221,33 @@ Status RecordingImpl::run(ShutdownSignals& signals, const RecordingHooks& hooks)
     return st;
 }
 
+// A struct's fields by cache line: {"type", "lines": [{"line", "fields"}]}.
+nlohmann::json lines_json(const std::string& type, const std::vector<FieldPos>& fields) {
+    nlohmann::json lines = nlohmann::json::array();
+    for (const auto& f : fields) {
+        std::uint32_t line = f.offset / kCacheLine;
+        if (lines.empty() || lines.back()["line"] != line) lines.push_back({{"line", line}, {"fields", nlohmann::json::array()}});
+        lines.back()["fields"].push_back(f.path.substr(std::min(f.path.size(), type.size() + 1)));
+    }
+    return {{"type", type}, {"lines", lines}};
+}
+
+// The typed attach points, after the targets' session: its attach time is the
+// targets' alone.  The layouts of every type a slot passes are read now, while
+// BTF is loaded.
+Status RecordingImpl::open_discovery(const Topology& topo) {
+    if (!s_.discover) return ok_status();
+    auto btf = KernelBtf::load();
+    if (!btf) return btf.error();
+    auto d = Discovery::open(*s_.discover, *btf, topo);
+    if (!d) return d.error();
+    discovery_ = std::move(*d);
+    for (const auto& slot : discovery_->slots())
+        if (!layouts_.count(slot.type))
+            if (auto fields = flatten_struct(btf->raw(), slot.type)) layouts_[slot.type] = lines_json(slot.type, *fields);
+    return ok_status();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Recording>> Recording::open(TracingSetup setup, std::vector<int> workload_cpus,
@@ -216,6 +256,7 @@ Result<std::unique_ptr<Recording>> Recording::open(TracingSetup setup, std::vect
     if (!session) return session.error();
     auto r = std::make_unique<RecordingImpl>(std::move(setup), std::move(workload_cpus), std::move(*session), kernel,
                                              topo);
+    if (auto st = r->open_discovery(topo); !st) return st.error();
     const SessionInfo& info = r->info();
     nlohmann::json layouts = nlohmann::json::array();
     for (auto& l : info.layouts) layouts.push_back(to_json(l));

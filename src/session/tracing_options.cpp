@@ -41,7 +41,18 @@ Status check_watching(const TracingOptions& o, SessionOptions& so) {
     so.handoff_sample = o.handoff_sample;
     so.owner_capacity = o.owner_capacity;
     so.workq = o.workq;
+    so.watch_targets = o.watch_targets;
     return check_session_options(so);
+}
+
+Status check_discover(const TracingOptions& o, TracingSetup& s) {
+    if (!o.discover) return ok_status();
+    const DiscoverOptions& d = *o.discover;
+    if (d.sample < 1 || d.sample > 65536) return make_error("--sample must be 1..65536", EINVAL);
+    if (d.owner_capacity < 64 || d.owner_capacity > (1u << 24))
+        return make_error("--owner-map-size must be 64..16777216 for discover", EINVAL);
+    s.discover = d;
+    return ok_status();
 }
 
 // The driver of the events: a built-in workload, a scenario or a command.
@@ -68,6 +79,7 @@ Result<TracingSetup> check_tracing_options(const TracingOptions& o) {
     if (auto st = check_timing(o, s); !st) return st.error();
     if (auto st = check_watching(o, s.session); !st) return st.error();
     if (auto st = check_driver(o, s); !st) return st.error();
+    if (auto st = check_discover(o, s); !st) return st.error();
     return s;
 }
 

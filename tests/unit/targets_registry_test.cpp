@@ -1,10 +1,18 @@
 // The target registry: every entry complete, and every BPF program an entry names
 // present in the built objects.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <string>
+#include <vector>
+
+#include "files.hpp"
+#include "golden_util.hpp"
 
 #include "hotline/model/abi.h"
+#include "hotline/model/mechanism.hpp"
 #include "hotline/probe/proxy_programs.hpp"
 #include "hotline/targets/targets.hpp"
 
@@ -97,6 +105,54 @@ TEST(TargetsRegistry, FindsTargetsAndProxyPrograms) {
     for (auto& t : builtin_targets()) EXPECT_EQ(find_target(t.name), &t);
     EXPECT_EQ(find_target("no_such_function"), nullptr);
     EXPECT_EQ(find_proxy_program("hl_fentry"), nullptr);
+}
+
+// README.md's rows of the tracepoint mechanism, one per proxy tracepoint, as
+// the registry says: what it attaches, what it sees, at which fidelity.
+std::vector<std::string> readme_proxy_rows() {
+    std::vector<std::string> rows;
+    for (auto& t : builtin_targets()) {
+        if (!t.proxy) continue;
+        for (auto& p : t.proxy->programs)
+            rows.push_back(fmt::format("| {:<10} | `{}` → `tp_btf/{}`: {} | {} |", rows.empty() ? "tracepoint" : "",
+                                       t.name, p.tracepoint, p.sees, to_string(p.fidelity)));
+    }
+    return rows;
+}
+
+std::string readme_path() { return std::string(HOTLINE_FIXTURES) + "/../../README.md"; }
+
+// The README's lines with the tracepoint rows (from the first "| tracepoint"
+// row through the last row before "| sampling") replaced by `rows`.
+std::vector<std::string> with_proxy_rows(const std::vector<std::string>& lines, const std::vector<std::string>& rows,
+                                         bool* found) {
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    for (; i < lines.size() && !lines[i].starts_with("| tracepoint "); ++i) out.push_back(lines[i]);
+    *found = i < lines.size();
+    while (i < lines.size() && !lines[i].starts_with("| sampling ")) ++i;
+    out.insert(out.end(), rows.begin(), rows.end());
+    for (; i < lines.size(); ++i) out.push_back(lines[i]);
+    return out;
+}
+
+TEST(TargetsRegistry, ReadmeListsEveryProxyTracepoint) {
+    auto text = testlib::read_file(readme_path());
+    ASSERT_TRUE(text) << readme_path();
+    auto lines = golden::split_lines(*text);
+    bool found = false;
+    auto expected = with_proxy_rows(lines, readme_proxy_rows(), &found);
+    ASSERT_TRUE(found) << "README.md has no \"| tracepoint\" row in its mechanism table";
+    if (expected == lines) return;
+    std::string joined;
+    for (std::size_t i = 0; i < expected.size(); ++i) joined += expected[i] + (i + 1 < expected.size() ? "\n" : "");
+    if (golden::update_requested()) {
+        std::ofstream(readme_path(), std::ios::binary | std::ios::trunc) << joined;
+        ADD_FAILURE() << "HOTLINE_UPDATE_GOLDEN=1: rewrote README.md's tracepoint rows; review the diff";
+        return;
+    }
+    ADD_FAILURE() << "README.md's tracepoint rows differ from the target registry; "
+                  << golden::first_difference(*text, joined) << "\n  (regenerate with HOTLINE_UPDATE_GOLDEN=1)";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // dst_entry alike.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ Result<LineLayout> line_layout(const struct btf* b, const std::string& type,
 // The layout hotline shows for a target's object type (dst_entry, work_struct, or
 // any struct: its first field's line).
 Result<LineLayout> object_layout(const struct btf* b, const std::string& type);
+
+// The struct (or union) a pointer type points to, through typedefs and
+// qualifiers; "" when `type_id` is not such a pointer or the struct is anonymous.
+std::string pointed_struct(const struct btf* b, std::uint32_t type_id);
 
 // The struct type a function's argument N points to, from BTF ("" when not a struct pointer).
 std::string func_arg_struct(const struct btf* b, const std::string& func, int arg);

@@ -19,6 +19,7 @@ namespace hotline {
 
 struct SessionOptions {
     std::vector<std::string> targets;  // empty: every built-in target
+    bool watch_targets = true;         // false: no target at all (discover alone)
     std::optional<Mechanism> forced;
     bool latency = true;
     // Hz per CPU for the sampling mechanism.  Each sample is a timer interrupt the

@@ -25,6 +25,9 @@ void render_cost_text(std::ostream& os, const std::vector<ProgCost>& cost, doubl
 void render_handoffs_text(std::ostream& os, const Interval& iv, const Topology& topo, bool per_cpu);
 void render_hot_objects_text(std::ostream& os, const std::vector<HotObject>& top, double seconds);
 void render_layouts_text(std::ostream& os, const std::vector<LineLayout>& layouts);
+// A recording's "discover" section: the types ranked by cross-CPU handoffs,
+// the `top` of them in detail.
+void render_discover_text(std::ostream& os, const nlohmann::json& discover, std::size_t top);
 void render_workq_text(std::ostream& os, const WorkqCounters& w, const Topology& topo, double seconds,
                        const std::string& finding, std::size_t top_funcs);
 

@@ -54,6 +54,9 @@ public:
     virtual void detach() = 0;
 };
 
+// Objects, handed-over pairs and layouts a discovered type lists.
+inline constexpr std::size_t kDiscoverListed = 10;
+
 // Per-trial numbers of a scenario result in the units the metric names use.
 ScenarioNumbers scenario_numbers(const ScenarioResult& r);
 

@@ -11,6 +11,7 @@
 
 #include "hotline/base/result.hpp"
 #include "hotline/model/topology.hpp"
+#include "hotline/probe/discovery.hpp"
 #include "hotline/probe/session.hpp"
 #include "hotline/workload/scenario.hpp"
 
@@ -31,6 +32,10 @@ struct TracingOptions {
     int handoff_sample = 1;
     std::uint32_t owner_capacity = SessionOptions{}.owner_capacity;
     bool workq = true;
+    // The built-in targets (or --targets/--func) are watched; discover alone does not.
+    bool watch_targets = true;
+    // Typed attach points to watch for contended objects of any type (discover).
+    std::optional<DiscoverOptions> discover;
     // The recording loop.
     std::string duration;              // empty: until a signal, the command's or the scenario's end
     std::string interval = "1s";
@@ -45,6 +50,7 @@ struct TracingOptions {
 // The options checked and parsed.
 struct TracingSetup {
     SessionOptions session;
+    std::optional<DiscoverOptions> discover;
     double duration = 0;  // 0: until a signal or the command's exit
     double interval = 0;
     std::string workload = "none";

@@ -1,0 +1,79 @@
+// `hotline discover`: the record engine with discover's typed attach points
+// and no target, printing the struct types whose objects move between CPUs.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "hotline/base/signals.hpp"
+#include "hotline/report/output.hpp"
+#include "hotline/session/recording.hpp"
+
+namespace hotline::cli {
+
+void add_discover_command(CLI::App& app, DiscoverCli& d) {
+    auto* c = app.add_subcommand("discover", "Find the kernel objects of any type that move between CPUs and nodes");
+    d.discover = c;
+    TracingOptions& t = d.tracing;
+    DiscoverOptions& o = d.options;
+    c->add_option("-d,--duration", t.duration, "How long to watch (e.g. 10s); default: until Ctrl-C or the command exits");
+    c->add_option("--types", o.types, "Struct types to follow (comma list); default: every type the attach points pass")
+        ->delimiter(',');
+    c->add_option("--tracepoints", o.tracepoints,
+                  "Tracepoints to attach (globs, comma list), e.g. 'sched_*'; default: scheduler, socket, TCP, "
+                  "network queue, workqueue and timer tracepoints")
+        ->delimiter(',');
+    c->add_option("--functions", o.functions,
+                  "Also attach fentry to these functions (globs, comma list), e.g. 'tcp_*' (needs fentry)")
+        ->delimiter(',');
+    c->add_option("--top", d.top, fmt::format("Types to show in detail (default {})", d.top));
+    c->add_option("--sample", o.sample,
+                  fmt::format("Track 1 object in N, by address hash (default {}; 1: every object)", o.sample));
+    c->add_option("--owner-map-size", o.owner_capacity,
+                  fmt::format("Objects the owner table keeps (default {})", o.owner_capacity));
+    c->add_option("--workload", t.workload, "Built-in workload: churn, churn-split or none (default none)");
+    c->add_option("--workload-cpus", t.workload_cpus, "CPUs for the built-in workload (default: all)");
+    c->add_flag("--json", d.json, "Print the JSON recording on stdout (the text goes to stderr)");
+    c->add_option("-o,--output", d.output, "Also write the JSON recording to FILE");
+    c->add_option("command", t.command, "Command to run while watching (after --)");
+    c->positionals_at_end();
+    c->footer(examples({"hotline discover -d 10s --workload churn-split",
+                        "hotline discover --tracepoints 'sched_*' -- ./pipeline",
+                        "hotline discover --types sock,sk_buff -d 30s -o discover.json"}));
+}
+
+int run_discover(const DiscoverCli& d) {
+    TracingOptions t = d.tracing;
+    t.watch_targets = false;
+    t.discover = d.options;
+    if (d.top < 1) return fail(make_error("--top must be at least 1", EINVAL), kExitUsage);
+    auto setup = check_tracing_options(t);
+    if (!setup) return fail(setup.error(), kExitUsage);
+    if (!d.output.empty())
+        if (auto st = check_output_path(d.output); !st) return fail(st.error(), kExitUsage);
+    auto topo = read_topology();
+    if (!topo) return fail(topo.error(), kExitError);
+    auto wl_cpus = check_workload_cpus(t, *topo);
+    if (!wl_cpus) return fail(wl_cpus.error(), kExitUsage);
+
+    ShutdownSignals signals({SIGCHLD});
+    auto run = Recording::open(*setup, *wl_cpus, probe_kernel(), *topo);
+    if (!run) return fail(run.error(), kExitError);
+    RecordingHooks hooks;
+    hooks.log = &std::cerr;
+    if (auto st = (*run)->run(signals, hooks); !st) return fail(st.error(), kExitError);
+    const nlohmann::json& doc = (*run)->writer().doc();
+    render_discover_text(d.json ? std::cerr : std::cout, doc["discover"], std::size_t(d.top));
+    if (d.json) std::cout << doc.dump(1) << "\n";
+    if (!d.output.empty()) {
+        if (auto w = write_file_atomic(d.output, doc.dump(1) + "\n"); !w) return fail(w.error(), kExitError);
+        fmt::print(stderr, "hotline: recording written to {}\n", d.output);
+    }
+    const int status = (*run)->exit_status();
+    (*run)->detach();
+    if (!t.command.empty()) return status < 0 ? kExitError : status;
+    return kExitOk;
+}
+
+}  // namespace hotline::cli

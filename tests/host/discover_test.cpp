@@ -1,0 +1,108 @@
+// `hotline discover` against ground truths this host can stage: a pipe between
+// two CPUs hands the reader's and writer's task_structs over at every wakeup,
+// the same pipe on one CPU does not; sockets each CPU keeps to itself are not
+// shared, connections served on the next CPU are.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "host_util.hpp"
+
+using namespace hosttest;
+
+namespace {
+
+nlohmann::json discover(const std::string& args) {
+    std::string f = temp_path("discover.json");
+    CmdResult r = run(hosttest::hotline() + " discover -o " + f + " " + args);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    auto j = load_json(f);
+    unlink(f.c_str());
+    EXPECT_TRUE(j.contains("discover")) << r.out << r.err;
+    return j.value("discover", nlohmann::json::object());
+}
+
+const nlohmann::json* type_of(const nlohmann::json& d, const std::string& type) {
+    for (const auto& t : d["types"])
+        if (t["type"] == type) return &t;
+    return nullptr;
+}
+
+// Rank (0-based) of `type` among the types by cross-CPU handoffs, or -1.
+int rank_of(const nlohmann::json& d, const std::string& type) {
+    std::vector<std::pair<double, std::string>> by;
+    for (const auto& t : d["types"]) by.push_back({t["handoffs_per_s"].get<double>(), t["type"]});
+    std::sort(by.rbegin(), by.rend());
+    for (std::size_t i = 0; i < by.size(); ++i)
+        if (by[i].second == type) return int(i);
+    return -1;
+}
+
+// Handoffs of the `n` hottest objects of a type.
+std::uint64_t hottest_handoffs(const nlohmann::json& d, const std::string& type, std::size_t n) {
+    const auto* t = type_of(d, type);
+    std::uint64_t sum = 0;
+    if (!t) return 0;
+    for (std::size_t i = 0; i < n && i < (*t)["hottest"].size(); ++i) sum += (*t)["hottest"][i]["handoffs"].get<std::uint64_t>();
+    return sum;
+}
+
+// Two processes passing a byte back and forth through two pipes, each woken by
+// the other's write: 20,000 wakeups each.
+std::string pingpong(int cpu_a, int cpu_b) {
+    return fmt::format("-- python3 {}/pipe_pingpong.py 20000 {} {}", HOST_HELPERS, cpu_a, cpu_b);
+}
+
+}  // namespace
+
+TEST(DiscoverHost, APipeBetweenTwoCpusHandsItsTasksOver) {
+    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: no handoff between CPUs to stage";
+    // Every object tracked: sampling by address could miss the two tasks.
+    auto across = discover("--sample 1 " + pingpong(0, 1));
+    int rank = rank_of(across, "task_struct");
+    EXPECT_GE(rank, 0) << across.dump(1);
+    EXPECT_LT(rank, 3) << "task_struct is not among the top 3 types: " << across["types"].dump(1);
+    auto alone = discover("--sample 1 " + pingpong(0, 0));
+    std::uint64_t two_cpus = hottest_handoffs(across, "task_struct", 2);
+    std::uint64_t one_cpu = hottest_handoffs(alone, "task_struct", 2);
+    // The two hottest task_structs: the pipeline's on two CPUs (every wakeup a
+    // handoff); on one CPU, whatever the machine woke elsewhere, the
+    // pipeline's tasks not moving at all.
+    EXPECT_GE(two_cpus, 10 * std::max<std::uint64_t>(one_cpu, 1)) << two_cpus << " vs " << one_cpu;
+}
+
+TEST(DiscoverHost, ReportsWhatATouchIsAndTheProgramsCost) {
+    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
+    auto d = discover("-d 2 --workload churn");
+    EXPECT_NE(d.value("touch", "").find("not a memory access"), std::string::npos);
+    EXPECT_GT(d.value("attach_points", 0), 10);
+    EXPECT_GT(d.value("program_runs_per_s", 0.0), 0.0);
+    EXPECT_LT(d.value("attach_seconds", 99.0), 3.0);
+    ASSERT_FALSE(d["types"].empty());
+    for (const auto& t : d["types"]) {
+        for (const auto& o : t["hottest"]) {
+            std::string id = o["object"];
+            EXPECT_EQ(id.rfind(t["type"].get<std::string>() + "#", 0), 0u) << id;
+            EXPECT_EQ(id.find("0x"), std::string::npos) << "an address shown: " << id;
+        }
+    }
+}
+
+TEST(DiscoverHost, SocketsKeptPerCpuAreNotSharedAndServedOnTheNextCpuAre) {
+    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: no handoff between CPUs to stage";
+    auto share = [](const nlohmann::json& d) {
+        const auto* t = type_of(d, "sock");
+        if (!t) return 0.0;
+        double touches = (*t)["touches_per_s"];
+        return touches > 0 ? (*t)["handoffs_per_s"].get<double>() / touches : 0.0;
+    };
+    auto own = discover("--types sock --sample 1 -d 3 --workload churn");
+    auto split = discover("--types sock --sample 1 -d 3 --workload churn-split");
+    ASSERT_TRUE(type_of(split, "sock")) << split.dump(1);
+    EXPECT_GT(share(split), 0.2) << split.dump(1);
+    EXPECT_LT(share(own), share(split) / 5) << own.dump(1);
+}
