@@ -7,6 +7,7 @@
  * targets' design (handoff.bpf.h): set-associative, written only when an
  * object's owner changes, with the object's type in its key. */
 #include "common.bpf.h"
+#include "owner_table.bpf.h"
 #include "hotline/model/discover_abi.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -41,29 +42,15 @@ struct {
 	__type(value, __u64);
 } disc_pairs SEC(".maps");
 
-static __always_inline __u32 hl_disc_find(const struct hl_disc_set *s, __u64 obj, __u16 type)
+/* The object's key: its address with its type's index in bits 48-53, which
+ * are all ones in every kernel address, so one address under two types is two
+ * objects. */
+static __always_inline __u64 hl_disc_key(__u64 obj, __u16 type)
 {
-#pragma unroll
-	for (__u32 i = 0; i < HL_OWNER_WAYS; i++)
-		if (s->w[i].obj == obj && s->w[i].type == type)
-			return i;
-	return HL_OWNER_WAYS;
+	return obj ^ ((__u64)type << 48);
 }
 
-/* An empty way, else the one whose owner changed longest ago. */
-static __always_inline __u32 hl_disc_victim(const struct hl_disc_set *s)
-{
-	__u32 v = 0;
-
-#pragma unroll
-	for (__u32 i = 0; i < HL_OWNER_WAYS; i++) {
-		if (!s->w[i].obj)
-			return i;
-		if ((__s32)(s->w[i].stamp - s->w[v & (HL_OWNER_WAYS - 1)].stamp) < 0)
-			v = i;
-	}
-	return v;
-}
+HL_OWNER_TABLE_FNS(hl_disc, struct hl_disc_set)
 
 static __always_inline void hl_disc_insert(struct hl_disc_set *s, __u64 obj, __u16 type, __u32 slot,
 					   __u32 cpu_node, struct hl_disc_counts *c)
@@ -94,6 +81,7 @@ static __always_inline void hl_disc_handoff(struct hl_disc_owner *o, __u32 slot,
 		c->cross_node++;
 		o->cross_node++;
 	}
+	hl_inc_clamped(c->from_node, HL_NODE_OF(o->cpu_node));
 	pair = bpf_map_lookup_elem(&disc_pairs, &key);
 	if (pair)
 		(*pair)++;
@@ -123,6 +111,7 @@ static __noinline void hl_disc_touch(__u64 ptr, __u32 slot)
 		return;
 	obj = hl_as_number(&c->scratch, ptr);
 	h = hl_addr_hash(obj, 6);
+	obj = hl_disc_key(obj, type);
 	/* Whole objects are sampled, so every touch of a tracked object counts. */
 	if (hl_disc_sample > 1 && (h >> 16) % hl_disc_sample)
 		return;
@@ -132,7 +121,7 @@ static __noinline void hl_disc_touch(__u64 ptr, __u32 slot)
 	if (!s)
 		return;
 	cpu = bpf_get_smp_processor_id();
-	way = hl_disc_find(s, obj, type);
+	way = hl_disc_find(s, obj);
 	if (way < HL_OWNER_WAYS) {
 		o = &s->w[way & (HL_OWNER_WAYS - 1)];
 		if (HL_CPU_OF(o->cpu_node) == HL_CPU_OF(cpu)) {

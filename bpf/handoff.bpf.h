@@ -16,6 +16,7 @@
 
 #include "common.bpf.h"
 #include "cpus.bpf.h"
+#include "owner_table.bpf.h"
 
 /* Set before load. */
 const volatile __u32 hl_obj_mode = HL_OBJ_NONE;
@@ -54,33 +55,7 @@ struct {
 	__type(value, struct hl_handoff_counts);
 } handoffs SEC(".maps");
 
-/* The way of `s` holding `obj`, or HL_OWNER_WAYS (obj is never 0).  A way
- * index is masked with HL_OWNER_WAYS - 1 where it indexes a set: the verifier
- * wants the bound at the access. */
-static __always_inline __u32 hl_owner_find(const struct hl_owner_set *s, __u64 obj)
-{
-#pragma unroll
-	for (__u32 i = 0; i < HL_OWNER_WAYS; i++)
-		if (s->w[i].obj == obj)
-			return i;
-	return HL_OWNER_WAYS;
-}
-
-/* The way to give a new object: an empty one, else the one whose owner changed
- * longest ago (wrap-safe jiffies). */
-static __always_inline __u32 hl_owner_victim(const struct hl_owner_set *s)
-{
-	__u32 v = 0;
-
-#pragma unroll
-	for (__u32 i = 0; i < HL_OWNER_WAYS; i++) {
-		if (!s->w[i].obj)
-			return i;
-		if ((__s32)(s->w[i].stamp - s->w[v & (HL_OWNER_WAYS - 1)].stamp) < 0)
-			v = i;
-	}
-	return v;
-}
+HL_OWNER_TABLE_FNS(hl_owner, struct hl_owner_set)
 
 static __always_inline void hl_owner_insert(struct hl_owner_set *s, __u32 set, __u64 obj, __u32 cpu_node,
 					    __u64 aux, struct hl_handoff_counts *hc)

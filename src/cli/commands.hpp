@@ -91,8 +91,10 @@ struct RecordArgs {
     bool no_findings = false;
     bool summary = true;  // the summary tables (diagnose records without them)
 };
-// Findings `record` ends with, one line each.
+// Findings `record` and `discover` end with, one line each.
 inline constexpr std::size_t kRecordFindings = 3;
+// The top kRecordFindings findings of a recording just made, on stdout.
+void print_recording_findings(const nlohmann::json& doc);
 
 struct CostArgs {
     std::string duration = "5s";
@@ -190,10 +192,11 @@ void add_diagnose_command(CLI::App& app, DiagnoseCli& d);
 struct DiscoverCli {
     CLI::App* discover = nullptr;
     TracingOptions tracing;
+    ScenarioArgs scenario;  // scenario.name empty: none
     DiscoverOptions options;
     int top = 10;
     bool json = false;
-    std::string output;
+    std::string output, html;
 };
 void add_discover_command(CLI::App& app, DiscoverCli& d);
 int run_discover(const DiscoverCli& d);

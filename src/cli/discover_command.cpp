@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "hotline/base/signals.hpp"
+#include "hotline/report/html_report.hpp"
 #include "hotline/report/output.hpp"
 #include "hotline/session/recording.hpp"
 
@@ -34,13 +35,16 @@ void add_discover_command(CLI::App& app, DiscoverCli& d) {
                   fmt::format("Objects the owner table keeps (default {})", o.owner_capacity));
     c->add_option("--workload", t.workload, "Built-in workload: churn, churn-split or none (default none)");
     c->add_option("--workload-cpus", t.workload_cpus, "CPUs for the built-in workload (default: all)");
+    c->add_option("--scenario", d.scenario.name, "Run this scenario while watching (see `hotline scenario list`)");
+    add_scenario_options(c, d.scenario, false);
     c->add_flag("--json", d.json, "Print the JSON recording on stdout (the text goes to stderr)");
     c->add_option("-o,--output", d.output, "Also write the JSON recording to FILE");
+    c->add_option("--html", d.html, "Write the recording as a self-contained HTML report to FILE");
     c->add_option("command", t.command, "Command to run while watching (after --)");
     c->positionals_at_end();
     c->footer(examples({"hotline discover -d 10s --workload churn-split",
-                        "hotline discover --tracepoints 'sched_*' -- ./pipeline",
-                        "hotline discover --types sock,sk_buff -d 30s -o discover.json"}));
+                        "hotline discover --types sock,sk_buff -d 30s -o discover.json",
+                        "hotline discover --scenario tcp-crr -d 10s --functions dst_release,inet_csk_accept"}));
 }
 
 int run_discover(const DiscoverCli& d) {
@@ -48,6 +52,11 @@ int run_discover(const DiscoverCli& d) {
     t.watch_targets = false;
     t.discover = d.options;
     if (d.top < 1) return fail(make_error("--top must be at least 1", EINVAL), kExitUsage);
+    if (!d.scenario.name.empty()) {
+        auto so = to_scenario_options(d.scenario, false);
+        if (!so) return fail(so.error(), kExitUsage);
+        t.scenario = *so;
+    }
     auto setup = check_tracing_options(t);
     if (!setup) return fail(setup.error(), kExitUsage);
     if (!d.output.empty())
@@ -66,10 +75,12 @@ int run_discover(const DiscoverCli& d) {
     const nlohmann::json& doc = (*run)->writer().doc();
     render_discover_text(d.json ? std::cerr : std::cout, doc["discover"], std::size_t(d.top));
     if (d.json) std::cout << doc.dump(1) << "\n";
+    else print_recording_findings(doc);
     if (!d.output.empty()) {
         if (auto w = write_file_atomic(d.output, doc.dump(1) + "\n"); !w) return fail(w.error(), kExitError);
         fmt::print(stderr, "hotline: recording written to {}\n", d.output);
     }
+    if (!write_html(d.html, HtmlInput{doc, d.output, std::nullopt, std::nullopt})) return kExitError;
     const int status = (*run)->exit_status();
     (*run)->detach();
     if (!t.command.empty()) return status < 0 ? kExitError : status;

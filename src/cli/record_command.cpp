@@ -88,19 +88,6 @@ void print_summary(const Interval& whole, const std::string& stop_reason, const 
     render_cost_text(text_out(a), whole.d.cost, whole.seconds());
 }
 
-// The top findings of the recording just made, one line each.
-void print_findings(const nlohmann::json& doc) {
-    auto cat = FixCatalog::builtin();
-    auto rules = cat ? RuleSet::builtin(*cat) : Result<RuleSet>(cat.error());
-    auto in = input_from_recording(doc, "this recording");
-    if (!rules || !in) {
-        fmt::print(stderr, "hotline: findings: {}\n", (!rules ? rules.error() : in.error()).message());
-        return;
-    }
-    std::cout << "\n";
-    render_findings_brief(std::cout, diagnose(*rules, *cat, *in), kRecordFindings);
-}
-
 // Each interval's tables as it is read, unless --quiet.
 RecordingHooks print_hooks(const RecordArgs& a, const Topology& topo) {
     RecordingHooks h;
@@ -118,7 +105,7 @@ RecordingHooks print_hooks(const RecordArgs& a, const Topology& topo) {
 // The recording's document on stdout, in -o and --html, or its findings.
 int write_outputs(const RecordArgs& a, const nlohmann::json& doc, nlohmann::json* doc_out) {
     if (a.json) std::cout << doc.dump(1) << "\n";
-    else if (!a.no_findings) print_findings(doc);
+    else if (!a.no_findings) print_recording_findings(doc);
     if (doc_out) *doc_out = doc;
     if (!a.output.empty()) {
         if (auto w = write_file_atomic(a.output, doc.dump(1) + "\n"); !w) return fail(w.error(), kExitError);
@@ -129,6 +116,19 @@ int write_outputs(const RecordArgs& a, const nlohmann::json& doc, nlohmann::json
 }
 
 }  // namespace
+
+// The top findings of the recording just made, one line each.
+void print_recording_findings(const nlohmann::json& doc) {
+    auto cat = FixCatalog::builtin();
+    auto rules = cat ? RuleSet::builtin(*cat) : Result<RuleSet>(cat.error());
+    auto in = input_from_recording(doc, "this recording");
+    if (!rules || !in) {
+        fmt::print(stderr, "hotline: findings: {}\n", (!rules ? rules.error() : in.error()).message());
+        return;
+    }
+    std::cout << "\n";
+    render_findings_brief(std::cout, diagnose(*rules, *cat, *in), kRecordFindings);
+}
 
 int run_record(const RecordArgs& a, nlohmann::json* doc_out) {
     auto opts = tracing_options(a);

@@ -40,6 +40,7 @@ double past(const RuleCondition& c, double v) {
 
 // How a metric was measured, from the form of its name and the recording's plan.
 std::pair<std::string, std::string> measured_by(const std::string& metric, const DiagnoseInput& in) {
+    if (metric.starts_with("discover.")) return {"discover", "exact"};
     auto m = match_metric_name(metric);
     if (!m) return {"?", "?"};
     switch (m->part) {
@@ -83,6 +84,8 @@ std::string why_unmeasured(const std::string& metric, const DiagnoseInput& in) {
     if (m && m->part == MetricPart::kSysctl) return why + ": the recording has no value for sysctl " + m->subject;
     if (metric.rfind("work.", 0) == 0) return why + ": the recording has no workqueue attribution";
     if (metric.rfind("layout.", 0) == 0) return why + ": the recording has no BTF layout of the struct";
+    if (metric.rfind("discover.", 0) == 0)
+        return why + ": no discover section names the type (`hotline discover -o FILE` records one)";
     return why;
 }
 
@@ -179,6 +182,122 @@ void add_activity(std::vector<std::string>& quiet, const TrialMetrics& m) {
             quiet.push_back(fmt::format("measured: {} = {:.4g}", name, v));
 }
 
+// Judges one rule into `d`: a finding, a quiet line or an unjudged one; the
+// finding's index in d.findings, or -1.
+int judge_into(const RuleDef& r, const FixCatalog& cat, const DiagnoseInput& in, Diagnosis& d, bool quiet_line) {
+    Judged j = judge(r, in);
+    // Every condition must be measured and hold: a rule never fires on a part of its evidence.
+    if (j.all_measured && j.all_hold) {
+        Finding f{r.name, r.severity, r.summary, r.meaning, std::move(j.evidence), advise(r, cat, in), 0, r.source};
+        f.score = score(f);
+        d.findings.push_back(std::move(f));
+        return int(d.findings.size()) - 1;
+    }
+    if (!j.all_hold) {
+        if (quiet_line) d.quiet.push_back(j.first_failed);
+    } else {
+        d.unjudged.push_back({r.name, j.first_unmeasured});
+    }
+    return -1;
+}
+
+// ---------------------------------------------------------- rules per type
+// A rule on discover.*.<metric> is judged once per struct type the recording's
+// discover section lists (the types no rule names by themselves).
+
+constexpr std::string_view kAnyType = "discover.*.";
+
+bool per_type(const RuleDef& r) {
+    for (const auto& c : r.when)
+        if (c.metric.starts_with(kAnyType)) return true;
+    return false;
+}
+
+// The type of a discover.<type>.<metric> name, or "".
+std::string discover_type(const std::string& metric) {
+    if (!metric.starts_with("discover.")) return {};
+    auto dot = metric.find('.', 9);
+    return dot == std::string::npos ? std::string() : metric.substr(9, dot - 9);
+}
+
+// The types the metrics name, most handoffs first.
+std::vector<std::string> discovered_types(const DiagnoseInput& in) {
+    std::vector<std::pair<double, std::string>> by;
+    for (const auto& [name, v] : in.metrics)
+        if (name.ends_with(".handoffs_per_s") && !discover_type(name).empty()) by.push_back({v, discover_type(name)});
+    std::stable_sort(by.begin(), by.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    std::vector<std::string> out;
+    for (auto& [v, t] : by) out.push_back(t);
+    return out;
+}
+
+std::string replace_all(std::string s, std::string_view from, const std::string& to) {
+    for (auto p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+    return s;
+}
+
+RuleDef for_type(const RuleDef& r, const std::string& type) {
+    RuleDef t = r;
+    for (auto& c : t.when)
+        if (c.metric.starts_with(kAnyType)) c.metric = "discover." + type + "." + c.metric.substr(kAnyType.size());
+    t.summary = replace_all(t.summary, "{type}", type);
+    t.meaning = replace_all(t.meaning, "{type}", type);
+    return t;
+}
+
+// Who touched the type and the lines holding what every user writes, from the
+// recording's discover section.
+std::string discovered_detail(const DiagnoseInput& in, const std::string& type) {
+    if (!in.discover.is_object()) return {};
+    for (const auto& t : in.discover.value("types", nlohmann::json::array())) {
+        if (t.value("type", "") != type) continue;
+        std::vector<std::string> by, lines;
+        for (const auto& a : t.value("attach_points", nlohmann::json::array()))
+            if (by.size() < 3) by.push_back(a.value("attach", ""));
+        const auto layout = t.value("layout", nlohmann::json::object());
+        for (const auto& l : layout.value("lines", nlohmann::json::array()))
+            if (!l.value("written_by_every_user", nlohmann::json::array()).empty() && lines.size() < 4)
+                lines.push_back(fmt::format("line {}: {}", l.value("line", 0),
+                                            fmt::join(l["written_by_every_user"].get<std::vector<std::string>>(), ", ")));
+        std::string out = " No catalog fix names " + type + ".";
+        if (!lines.empty()) out += fmt::format(" Lines holding refcounts, atomics or locks: {}.", fmt::join(lines, "; "));
+        if (!by.empty()) out += fmt::format(" Touched by: {}.", fmt::join(by, ", "));
+        return out;
+    }
+    return {};
+}
+
+// The types some rule names by itself (discover.dst_entry.cross_node_per_s):
+// their own rules judge them, with the catalog fixes for them.
+std::vector<std::string> types_with_own_rule(const RuleSet& rules) {
+    std::vector<std::string> out;
+    for (const auto& r : rules.rules())
+        for (const auto& c : r.when)
+            if (std::string t = discover_type(c.metric); !t.empty() && t != "*") out.push_back(t);
+    return out;
+}
+
+// A rule on discover metrics only, and a recording without them (not made by
+// `hotline discover`): nothing to judge, nothing to say.
+bool nothing_discovered(const RuleDef& r, const DiagnoseInput& in) {
+    for (const auto& c : r.when)
+        if (!c.metric.starts_with("discover.")) return false;
+    return std::none_of(in.metrics.begin(), in.metrics.end(), [](auto& m) { return m.first.starts_with("discover."); });
+}
+
+void judge_per_type(const RuleDef& r, const RuleSet& rules, const FixCatalog& cat, const DiagnoseInput& in,
+                    Diagnosis& d) {
+    const auto own = types_with_own_rule(rules);
+    bool quiet_said = false;
+    for (const std::string& type : discovered_types(in)) {
+        if (std::find(own.begin(), own.end(), type) != own.end()) continue;
+        ++d.rules;
+        int i = judge_into(for_type(r, type), cat, in, d, !quiet_said);
+        quiet_said = true;  // one line for the busiest type is enough
+        if (i >= 0) d.findings[std::size_t(i)].meaning += discovered_detail(in, type);
+    }
+}
+
 }  // namespace
 
 Diagnosis diagnose(const RuleSet& rules, const FixCatalog& cat, const DiagnoseInput& in) {
@@ -187,18 +306,13 @@ Diagnosis diagnose(const RuleSet& rules, const FixCatalog& cat, const DiagnoseIn
     d.kernel = in.kernel;
     d.refused = refused_mechanisms(in);
     for (auto& r : rules.rules()) {
-        ++d.rules;
-        Judged j = judge(r, in);
-        // Every condition must be measured and hold: a rule never fires on a part of its evidence.
-        if (j.all_measured && j.all_hold) {
-            Finding f{r.name, r.severity, r.summary, r.meaning, std::move(j.evidence), advise(r, cat, in), 0, r.source};
-            f.score = score(f);
-            d.findings.push_back(std::move(f));
-        } else if (!j.all_hold) {
-            d.quiet.push_back(j.first_failed);
-        } else {
-            d.unjudged.push_back({r.name, j.first_unmeasured});
+        if (nothing_discovered(r, in)) continue;
+        if (per_type(r)) {
+            judge_per_type(r, rules, cat, in, d);
+            continue;
         }
+        ++d.rules;
+        judge_into(r, cat, in, d, true);
     }
     if (d.findings.empty()) add_activity(d.quiet, in.metrics);
     std::stable_sort(d.findings.begin(), d.findings.end(),

@@ -88,6 +88,18 @@ bool applicability_entry_ok(const nlohmann::json& a) {
     return true;
 }
 
+// discover.<type>.handoffs_per_s, .cross_node_per_s and .handoff_share (of the
+// type's touches) from a recording's discover section.
+void add_discover_metrics(TrialMetrics& m, const nlohmann::json& discover) {
+    for (const auto& t : discover.value("types", nlohmann::json::array())) {
+        const std::string prefix = "discover." + t.value("type", std::string("?")) + ".";
+        const double touches = t.value("touches_per_s", 0.0), handoffs = t.value("handoffs_per_s", 0.0);
+        m[prefix + "handoffs_per_s"] = handoffs;
+        m[prefix + "cross_node_per_s"] = t.value("cross_node_per_s", 0.0);
+        m[prefix + "handoff_share"] = touches > 0 ? handoffs / touches : 0.0;
+    }
+}
+
 Result<DiagnoseInput> read_diagnosis(const nlohmann::json& doc, const nlohmann::json& an, const std::string& name) {
     DiagnoseInput in;
     in.recording = name;
@@ -101,6 +113,10 @@ Result<DiagnoseInput> read_diagnosis(const nlohmann::json& doc, const nlohmann::
             return make_error(name + ": the applicability stored for fix " + fix + " has a field of the wrong type",
                               EINVAL, "record it again with `hotline record -o FILE`");
     for (auto& t : doc.value("plan", nlohmann::json::array())) in.plan.targets.push_back(target_plan_from_json(t));
+    if (doc.contains("discover") && doc["discover"].is_object()) {
+        in.discover = doc["discover"];
+        add_discover_metrics(in.metrics, in.discover);
+    }
     std::string workq = an.value("workqueue_programs", "");
     if (!workq.empty() && workq.rfind("attached", 0) != 0) in.notes.push_back("queue_work_on attribution: " + workq);
     return in;

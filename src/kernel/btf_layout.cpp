@@ -26,6 +26,17 @@ int find_struct(const struct btf* b, const std::string& name) {
     return id;
 }
 
+// The name a member is declared with: a typedef's (refcount_t, spinlock_t) or
+// a struct's; "" for pointers, arrays and anonymous types.
+std::string declared_type(const struct btf* b, std::uint32_t id) {
+    const struct btf_type* t = btf__type_by_id(b, id);
+    while (t && (btf_is_const(t) || btf_is_volatile(t) || btf_is_restrict(t) || btf_is_type_tag(t)))
+        t = btf__type_by_id(b, t->type);
+    if (!t || !(btf_is_typedef(t) || btf_is_struct(t) || btf_is_union(t) || btf_is_int(t))) return {};
+    const char* n = btf__name_by_offset(b, t->name_off);
+    return n ? n : "";
+}
+
 void flatten(const struct btf* b, std::uint32_t id, const std::string& prefix, std::uint32_t base,
              std::vector<FieldPos>& out, int depth) {
     const struct btf_type* t = btf__type_by_id(b, id);
@@ -52,6 +63,7 @@ void flatten(const struct btf* b, std::uint32_t id, const std::string& prefix, s
         f.offset = off;
         f.size = sz > 0 ? std::uint32_t(sz) : 0;
         if (btf_member_bitfield_size(t, i)) f.size = (btf_member_bitfield_size(t, i) + 7) / 8;
+        f.type = declared_type(b, m->type);
         out.push_back(f);
     }
 }

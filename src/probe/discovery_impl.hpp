@@ -18,6 +18,8 @@ public:
     DiscoveryImpl(DiscoverOptions opts, const Topology& topo) : opts_(std::move(opts)), topo_(topo), sample_(opts_.sample) {}
 
     const std::vector<DiscoverSlot>& slots() const override { return slots_; }
+    bool attached(std::size_t slot) const override { return slot < live_.size() && live_[slot]; }
+    std::size_t attached_count() const override { return programs_.size(); }
     const std::vector<DiscoverRefusal>& refusals() const override { return refusals_; }
     std::size_t over_capacity() const override { return over_; }
     double attach_seconds() const override { return attach_seconds_; }
@@ -33,6 +35,7 @@ private:
     Status attach();
     Status start_reading();
     Status read_counts(DiscoverReading& r) const;
+    std::size_t node_of_value(int idx) const;
     Status read_pairs(DiscoverReading& r) const;
     Status scan_owners(DiscoverReading& r) const;
     std::vector<ProgCost> costs() const;

@@ -13,15 +13,26 @@
 
 namespace hotline {
 
+// The node of per-CPU value `idx` (the possible CPUs in order), folded into
+// the matrix's last row past HL_MAX_NODES.
+std::size_t DiscoveryImpl::node_of_value(int idx) const {
+    return std::size_t(std::clamp(topo_.node_of(idx), 0, HL_MAX_NODES - 1));
+}
+
 Status DiscoveryImpl::read_counts(DiscoverReading& r) const {
     const int ncpu = libbpf_num_possible_cpus();
     const int fd = obj_->map_fd("disc_counts");
+    const std::size_t nodes = std::clamp<std::size_t>(topo_.nodes.size(), 1, HL_MAX_NODES);
     std::vector<hl_disc_counts> vals(std::size_t(std::max(ncpu, 1)));
     r.slots.assign(slots_.size(), {});
     for (std::uint32_t k = 0; k < slots_.size(); ++k) {
         if (bpf_map_lookup_elem(fd, &k, vals.data())) return make_error("reading the discover counters", errno);
         auto& c = r.slots[k];
-        for (const auto& v : vals) {
+        c.node_matrix.assign(nodes, std::vector<std::uint64_t>(nodes, 0));
+        for (std::size_t i = 0; i < vals.size(); ++i) {
+            const auto& v = vals[i];
+            for (std::size_t from = 0; from < HL_MAX_NODES; ++from)
+                c.node_matrix[std::min(from, nodes - 1)][std::min(node_of_value(int(i)), nodes - 1)] += v.from_node[from];
             c.touches += v.touches;
             c.same_cpu += v.same_cpu;
             c.cross_cpu += v.cross_cpu;

@@ -61,6 +61,15 @@ void render_type(std::ostream& os, const nlohmann::json& t) {
     for (const auto& o : t["hottest"])
         os << fmt::format("  {:<24} {:>8} handoffs ({} across nodes), last by {}\n", o.value("object", ""),
                           o.value("handoffs", 0), o.value("cross_node", 0), o.value("last_touched_by", ""));
+    const auto& m = t.value("node_matrix", nlohmann::json::array());
+    if (m.size() > 1) {
+        os << "  handoffs by node (row: from, column: to):\n";
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            os << fmt::format("    node {}", i);
+            for (const auto& v : m[i]) os << fmt::format(" {:>10}", v.get<std::uint64_t>());
+            os << "\n";
+        }
+    }
     if (t.contains("layout")) {
         os << "  fields by cache line:\n";
         render_lines(os, t["layout"], 8);

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <map>
 
+#include "discover_html.hpp"
 #include "hotline/report/charts.hpp"
 #include "hotline/report/finding_output.hpp"
 #include "hotline/base/json_limits.hpp"
@@ -360,10 +361,14 @@ std::string workqueue_section(const json& d) {
            ch::bar_chart(per_irq) + "</div>\n";
 }
 
+// Types of a discover recording drawn in detail.
+constexpr std::size_t kHtmlDiscoverTypes = 8;
+
 std::string recording_body(const HtmlInput& in) {
     const json& d = in.doc;
     return recording_header(in) + calls_over_time(d) + calls_per_cpu(d) + handoff_heatmaps(d) + layouts_section(d) +
-           hot_objects_table(d) + latency_section(d) + workqueue_section(d) + findings_section(d);
+           hot_objects_table(d) + latency_section(d) + workqueue_section(d) + discover_sections(d, kHtmlDiscoverTypes) +
+           findings_section(d);
 }
 
 // ---- verdict -------------------------------------------------------------------

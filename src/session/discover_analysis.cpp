@@ -15,6 +15,12 @@ struct TypeTotals {
     std::uint64_t handoffs() const { return c.cross_cpu + c.cross_node; }
 };
 
+void add_matrix(std::vector<std::vector<std::uint64_t>>& sum, const std::vector<std::vector<std::uint64_t>>& m) {
+    if (sum.empty()) sum.assign(m.size(), std::vector<std::uint64_t>(m.size(), 0));
+    for (std::size_t i = 0; i < m.size() && i < sum.size(); ++i)
+        for (std::size_t j = 0; j < m[i].size() && j < sum[i].size(); ++j) sum[i][j] += m[i][j];
+}
+
 std::vector<TypeTotals> per_type(const Discovery& d, const DiscoverReading& r) {
     std::vector<TypeTotals> types;
     for (std::size_t i = 0; i < d.slots().size() && i < r.slots.size(); ++i) {
@@ -28,7 +34,8 @@ std::vector<TypeTotals> per_type(const Discovery& d, const DiscoverReading& r) {
         it->c.cross_node += c.cross_node;
         it->c.new_objects += c.new_objects;
         it->c.evicted += c.evicted;
-        it->slots.push_back(i);
+        add_matrix(it->c.node_matrix, c.node_matrix);
+        if (d.attached(i)) it->slots.push_back(i);
     }
     std::stable_sort(types.begin(), types.end(), [](auto& a, auto& b) { return a.handoffs() > b.handoffs(); });
     return types;
@@ -37,6 +44,16 @@ std::vector<TypeTotals> per_type(const Discovery& d, const DiscoverReading& r) {
 // Per second, scaled from the sampled objects to all of them.
 double rate(std::uint64_t n, std::uint32_t sample, double seconds) {
     return seconds > 0 ? double(n) * sample / seconds : 0.0;
+}
+
+nlohmann::json scaled(const std::vector<std::vector<std::uint64_t>>& m, std::uint32_t sample) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& row : m) {
+        nlohmann::json r = nlohmann::json::array();
+        for (auto v : row) r.push_back(v * sample);
+        out.push_back(std::move(r));
+    }
+    return out;
 }
 
 nlohmann::json attach_points_json(const Discovery& d, const DiscoverReading& r, const TypeTotals& t, double seconds) {
@@ -82,6 +99,7 @@ nlohmann::json type_json(const Discovery& d, const DiscoverReading& r, const Typ
             {"cross_node_per_s", rate(t.c.cross_node, n, seconds)},
             {"handoffs_per_s", rate(t.handoffs(), n, seconds)},
             {"objects", t.c.new_objects * n},
+            {"node_matrix", scaled(t.c.node_matrix, n)},
             {"evicted", t.c.evicted * n},
             {"attach_points", attach_points_json(d, r, t, seconds)},
             {"single_attach_point", t.slots.size() == 1},
@@ -95,7 +113,7 @@ nlohmann::json setup_json(const Discovery& d, double seconds) {
     ProgCost cost = d.total_cost();
     return {{"touch", kTouchMeaning},
             {"sample", d.sample()},
-            {"attach_points", d.slots().size()},
+            {"attach_points", d.attached_count()},
             {"attach_seconds", d.attach_seconds()},
             {"refused", refused},
             {"over_capacity", d.over_capacity()},

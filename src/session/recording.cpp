@@ -221,13 +221,18 @@ Status RecordingImpl::run(ShutdownSignals& signals, const RecordingHooks& hooks)
     return st;
 }
 
-// A struct's fields by cache line: {"type", "lines": [{"line", "fields"}]}.
+// A struct's fields by cache line: {"type", "lines": [{"line", "fields",
+// "written_by_every_user"}]}, the last naming refcounts, atomics and locks.
 nlohmann::json lines_json(const std::string& type, const std::vector<FieldPos>& fields) {
     nlohmann::json lines = nlohmann::json::array();
     for (const auto& f : fields) {
         std::uint32_t line = f.offset / kCacheLine;
-        if (lines.empty() || lines.back()["line"] != line) lines.push_back({{"line", line}, {"fields", nlohmann::json::array()}});
-        lines.back()["fields"].push_back(f.path.substr(std::min(f.path.size(), type.size() + 1)));
+        if (lines.empty() || lines.back()["line"] != line)
+            lines.push_back({{"line", line}, {"fields", nlohmann::json::array()},
+                             {"written_by_every_user", nlohmann::json::array()}});
+        std::string name = f.path.substr(std::min(f.path.size(), type.size() + 1));
+        lines.back()["fields"].push_back(name);
+        if (written_by_every_user(f.type)) lines.back()["written_by_every_user"].push_back(name + " (" + f.type + ")");
     }
     return {{"type", type}, {"lines", lines}};
 }

@@ -56,6 +56,7 @@ CASES = [
     ("host", "hotline.cost", ["cost", "--json", "-d", "1s", "-t", "dst_release", "--workload", "churn"], "stdout"),
     ("host", "hotline.recording", ["record", "--json", "-d", "1s", "--workload", "churn"], "stdout"),
     ("host", "hotline.recording", ["record", "-q", "-d", "1s", "--workload", "churn", "-o"], "file"),
+    ("host", "hotline.recording", ["discover", "--json", "-d", "1s", "--workload", "churn-split"], "stdout"),
     ("host", "hotline.scenario-result", ["scenario", "run", "tcp-crr", "-d", "1s", "--json"], "stdout"),
     # tcp_prequeue left the kernel in 4.14: a NOT-APPLICABLE verdict without trials.
     ("host", "hotline.verdict", ["validate", "--fix", "prequeue-dst-drop", "--json"], "stdout", "NOT-APPLICABLE"),

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -66,6 +67,44 @@ Diagnosis diagnose_fixture(const std::string& file) {
     auto in = input_from_recording(nlohmann::json::parse(*text), file);
     EXPECT_TRUE(in) << in.error().message();
     return diagnose(*rules, catalog(), *in);
+}
+
+// ------------------------------------------------ discover recordings
+
+nlohmann::json type_json(const std::string& type, double touches, double handoffs, double cross_node) {
+    return {{"type", type},
+            {"touches_per_s", touches},
+            {"handoffs_per_s", handoffs},
+            {"cross_node_per_s", cross_node},
+            {"attach_points", {{{"attach", "tracepoint sched_waking arg 0"}}, {{"attach", "tracepoint sched_switch arg 2"}}}},
+            {"layout",
+             {{"type", type},
+              {"lines",
+               {{{"line", 0}, {"fields", {"__state", "usage"}}, {"written_by_every_user", {"usage (refcount_t)"}}},
+                {{"line", 1}, {"fields", {"prio"}}, {"written_by_every_user", nlohmann::json::array()}}}}}}};
+}
+
+// A recording document as `hotline discover -o` writes it, reduced to what diagnosis reads.
+nlohmann::json recording(const nlohmann::json& types) {
+    return {{"schema", "hotline.recording"},
+            {"kernel", {{"release", "6.18.0"}}},
+            {"analysis", {{"diagnosis", {{"metrics", nlohmann::json::object()}, {"applicability", nlohmann::json::object()}}}}},
+            {"discover", {{"types", types}}}};
+}
+
+Diagnosis diagnose_doc(const nlohmann::json& doc) {
+    auto rules = RuleSet::builtin(catalog());
+    EXPECT_TRUE(rules) << rules.error().message();
+    auto in = input_from_recording(doc, "discover.json");
+    EXPECT_TRUE(in) << in.error().message();
+    return diagnose(*rules, catalog(), *in);
+}
+
+std::vector<const Finding*> of_rule(const Diagnosis& d, const std::string& rule) {
+    std::vector<const Finding*> out;
+    for (const auto& f : d.findings)
+        if (f.rule == rule) out.push_back(&f);
+    return out;
 }
 
 }  // namespace
@@ -281,4 +320,44 @@ TEST(DiagnoseRules, DocsListEveryBuiltinRule) {
     std::vector<std::string> built_in;
     for (auto& r : rules->rules()) built_in.push_back(r.name);
     EXPECT_EQ(listed, built_in) << "docs/diagnose.md's rule table and src/diagnose/builtin_rules.toml differ";
+}
+
+// A `hotline discover` recording: the rule on discover.*.<metric> judged once per
+// struct type, its finding naming the type, who touched it and the lines holding
+// what every user writes; a type with a rule of its own (dst_entry) judged by
+// that rule, with the catalog fix for it.
+TEST(DiagnoseDiscover, EachTypeAboveTheThresholdIsAFindingNamingItsLinesAndAttachPoints) {
+    auto d = diagnose_doc(recording({type_json("task_struct", 120000, 60000, 0), type_json("sock", 500000, 100, 0),
+                                     type_json("timer_list", 3000, 1500, 0)}));
+    auto found = of_rule(d, "discovered-type-handoffs");
+    ASSERT_EQ(found.size(), 2u);
+    const Finding& task = *found[0];
+    EXPECT_EQ(task.summary, "objects of struct task_struct move between CPUs");
+    EXPECT_NE(task.meaning.find("No catalog fix names task_struct."), std::string::npos) << task.meaning;
+    EXPECT_NE(task.meaning.find("line 0: usage (refcount_t)"), std::string::npos) << task.meaning;
+    EXPECT_EQ(task.meaning.find("line 1:"), std::string::npos) << "a line without refcounts, atomics or locks";
+    EXPECT_NE(task.meaning.find("Touched by: tracepoint sched_waking arg 0"), std::string::npos) << task.meaning;
+    ASSERT_EQ(task.evidence.size(), 2u);
+    EXPECT_EQ(task.evidence[0].metric, "discover.task_struct.handoffs_per_s");
+    EXPECT_EQ(task.evidence[0].mechanism, "discover");
+    EXPECT_EQ(found[1]->summary, "objects of struct timer_list move between CPUs");
+    // sock: 100 handoffs/s of 500,000 touches, below both thresholds.
+    for (const Finding* f : found) EXPECT_EQ(f->summary.find("sock"), std::string::npos);
+}
+
+TEST(DiagnoseDiscover, DstEntryIsJudgedByItsOwnRuleWithTheCatalogFix) {
+    auto d = diagnose_doc(recording(nlohmann::json::array({type_json("dst_entry", 200000, 50000, 20000)})));
+    EXPECT_TRUE(of_rule(d, "discovered-type-handoffs").empty()) << "dst_entry has a rule of its own";
+    auto own = of_rule(d, "discovered-dst-cross-node");
+    ASSERT_EQ(own.size(), 1u);
+    ASSERT_EQ(own[0]->fixes.size(), 1u);
+    EXPECT_EQ(own[0]->fixes[0].fix, "numa-local");
+}
+
+TEST(DiagnoseDiscover, ARecordingWithoutDiscoverJudgesNoTypeRule) {
+    auto doc = recording(nlohmann::json::array());
+    doc.erase("discover");
+    auto d = diagnose_doc(doc);
+    EXPECT_TRUE(of_rule(d, "discovered-type-handoffs").empty());
+    for (const auto& u : d.unjudged) EXPECT_EQ(u.rule.find("discovered-"), std::string::npos) << u.rule;
 }

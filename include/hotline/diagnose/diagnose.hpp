@@ -71,6 +71,9 @@ struct DiagnoseInput {
     // Applicability of each catalog fix on the recorded kernel, as stored at
     // record time (fix name -> to_json(Applicability)); a fix missing here is unknown.
     nlohmann::json applicability = nlohmann::json::object();
+    // The recording's "discover" section (per struct type), null without one:
+    // rules on discover.*.<metric> are judged once per type it lists.
+    nlohmann::json discover;
 };
 
 // The sysctls the rules read (knob.<sysctl> metrics), to be stored with a recording.

@@ -36,7 +36,7 @@ struct hl_disc_set {
 };
 
 /* Per-CPU counters of one attach point (value of `disc_counts`, key: slot):
- * one cache line. */
+ * two cache lines. */
 struct hl_disc_counts {
 	hl_u64 touches;     /* pointers seen of tracked objects (after sampling) */
 	hl_u64 same_cpu;    /* previous toucher was this CPU */
@@ -46,16 +46,17 @@ struct hl_disc_counts {
 	hl_u64 evicted;     /* live objects pushed out by this CPU's inserts */
 	hl_u64 scratch;     /* BPF side only: turns a typed pointer into a plain number */
 	hl_u64 pad;
+	hl_u64 from_node[HL_MAX_NODES]; /* handoffs arriving on this CPU, by the previous toucher's node */
 };
 
 #ifdef __cplusplus
 static_assert(sizeof(struct hl_disc_owner) == 32, "hl_disc_owner layout");
 static_assert(sizeof(struct hl_disc_set) == 32 * HL_OWNER_WAYS, "hl_disc_set layout");
-static_assert(sizeof(struct hl_disc_counts) == 64, "hl_disc_counts layout");
+static_assert(sizeof(struct hl_disc_counts) == 8 * (8 + HL_MAX_NODES), "hl_disc_counts layout");
 #else
 _Static_assert(sizeof(struct hl_disc_owner) == 32, "hl_disc_owner layout");
 _Static_assert(sizeof(struct hl_disc_set) == 32 * HL_OWNER_WAYS, "hl_disc_set layout");
-_Static_assert(sizeof(struct hl_disc_counts) == 64, "hl_disc_counts layout");
+_Static_assert(sizeof(struct hl_disc_counts) == 8 * (8 + HL_MAX_NODES), "hl_disc_counts layout");
 #endif
 
 #endif /* HOTLINE_DISCOVER_ABI_H */

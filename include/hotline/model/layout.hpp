@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 
@@ -15,6 +16,7 @@ struct FieldPos {
     std::string path;  // "dst_entry.__refcnt", "rtable.rt_genid", "dst_entry.rcu_head.next"
     std::uint32_t offset = 0;  // bytes from the start of the outermost struct
     std::uint32_t size = 0;
+    std::string type = {};  // as declared: "refcount_t", "spinlock_t", "list_head"; "" for pointers and arrays
 };
 
 struct LineLayout {
@@ -30,5 +32,18 @@ struct LineLayout {
 };
 
 std::string describe(const LineLayout& l);
+
+// Types every CPU that takes, drops or counts them writes: refcounts, atomics
+// and locks.  A line holding one is where an object handed between CPUs is
+// most likely to bounce.
+inline bool written_by_every_user(std::string_view type) {
+    static constexpr std::string_view kinds[] = {
+        "atomic_t",   "atomic64_t",    "atomic_long_t", "refcount_t", "rcuref_t",  "refcount_struct",
+        "spinlock_t", "raw_spinlock_t", "rwlock_t",     "seqcount_t", "seqlock_t", "mutex",
+        "rw_semaphore", "lockref",     "local_t",       "qspinlock",  "percpu_ref"};
+    for (auto k : kinds)
+        if (type == k) return true;
+    return false;
+}
 
 }  // namespace hotline

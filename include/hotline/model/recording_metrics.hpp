@@ -79,6 +79,9 @@ inline constexpr MetricName kMetricNames[] = {
     {"layout.dst_entry.read_fields_on_refcnt_line", "read-mostly fields on the dst refcount's cache line (BTF)", ""},
     {"layout.<type>.fields_on_hot_line", "watched fields on the hot field's cache line (BTF)", ""},
     {"knob.<sysctl>", "a sysctl's value when the recording was made", ""},
+    {"discover.<type>.handoffs_per_s", "cross-CPU handoffs per second of the type's objects (discover)", "1/s"},
+    {"discover.<type>.cross_node_per_s", "of those, handoffs to another node per second (discover)", "1/s"},
+    {"discover.<type>.handoff_share", "share of the type's touches that were handoffs (discover)", "0..1"},
 };
 
 // The table entry a name has the form of, else nullopt.  `known_target` says

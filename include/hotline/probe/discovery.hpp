@@ -54,6 +54,9 @@ struct DiscoverRefusal {
 
 struct DiscoverSlotCounts {
     std::uint64_t touches = 0, same_cpu = 0, cross_cpu = 0, cross_node = 0, new_objects = 0, evicted = 0;
+    // Handoffs by [previous node][node], the diagonal within a node; nodes past
+    // HL_MAX_NODES fold into the last.
+    std::vector<std::vector<std::uint64_t>> node_matrix;
 };
 
 // Cross-CPU handoffs from one slot's touch to the next slot's, counted.
@@ -86,7 +89,11 @@ public:
     static Result<std::unique_ptr<Discovery>> open(const DiscoverOptions& opts, const KernelBtf& btf,
                                                    const Topology& topo);
     virtual ~Discovery() = default;
+    // Every slot chosen, attached or refused (refusals() says why); counts are
+    // read by slot index.
     virtual const std::vector<DiscoverSlot>& slots() const = 0;
+    virtual bool attached(std::size_t slot) const = 0;
+    virtual std::size_t attached_count() const = 0;
     virtual const std::vector<DiscoverRefusal>& refusals() const = 0;
     // Attach points that matched but found no free slot (HL_DISC_SLOTS per session).
     virtual std::size_t over_capacity() const = 0;

@@ -1,5 +1,6 @@
 // The workload loss of the loss session, to 1%: many short interleaved pairs,
 // with the extra arms (--loss-arm) in the same rounds.
+#include "hotline/probe/discovery.hpp"
 #include "overhead.hpp"
 
 namespace overhead {
@@ -52,7 +53,7 @@ SessionOptions g_loss_session;
 // The loss section's arms: without and with its session (the goal's pair), and
 // extra arms (--loss-arm) run in the same rounds, so that what each costs is
 // measured against the same drift of the machine as the loss itself.
-enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor };
+enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor, kDiscover };
 
 struct ExtraArmSpec {
     LossArm arm;
@@ -75,6 +76,8 @@ constexpr ExtraArmSpec kExtraArms[] = {
     {LossArm::kNoWorkq, "no-workq", "the session without the workqueue attribution (record --no-workq)",
      [](SessionOptions o) { o.workq = false; return o; }},
     {LossArm::kFloor, "floor", "empty programs on the session's tracepoints (bench/bpf/floor.bpf.c)", nullptr},
+    {LossArm::kDiscover, "discover", "hotline discover's default attach set, every object tracked (no session)",
+     nullptr},
 };
 std::vector<ExtraArmSpec> g_loss_extra_arms;
 
@@ -97,6 +100,15 @@ Result<LossRun> loss_run_with_session(Scenario& sc, const KernelInfo& k, const T
     auto s = Session::open(opts, k, topo);
     if (!s) return s.error();
     return loss_run(sc, s->get());
+}
+
+// The discover programs of the default attach set around one run.
+Result<LossRun> loss_run_with_discovery(Scenario& sc, const Topology& topo) {
+    auto btf = KernelBtf::load();
+    if (!btf) return btf.error();
+    auto d = Discovery::open(DiscoverOptions{}, *btf, topo);
+    if (!d) return d.error();
+    return loss_run(sc, nullptr);
 }
 
 // An estimate in percent with its 95% confidence interval.
@@ -172,6 +184,7 @@ Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, con
     for (const ExtraArmSpec& a : kExtraArms) {
         if (a.arm != arm) continue;
         if (a.session) return loss_run_with_session(sc, k, topo, a.session(g_loss_session));
+        if (arm == LossArm::kDiscover) return loss_run_with_discovery(sc, topo);
         auto floor = attach_floor();
         if (!floor) return floor.error();
         return loss_run(sc, nullptr);

@@ -84,9 +84,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     o.hotline_bin = default_hotline(argv[0]);
     Args args("bench_overhead",
               "bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
-              "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,workload,loss,agent] "
+              "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,workload,loss,discover,agent] "
               "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run] "
-              "[--loss-arm every-run,count,no-handoffs,no-workq,floor] [--loss-scenarios tcp-crr,dst-refcount]",
+              "[--loss-arm every-run,count,no-handoffs,no-workq,floor,discover] [--loss-scenarios tcp-crr,dst-refcount]",
               argc, argv);
     while (args.next()) {
         if (args.is("--smoke")) o.smoke = true;
@@ -169,7 +169,7 @@ int finish_run(const Options& o, json& out) {
     for (auto& m : g_missed) fmt::print("MISSED {}\n", m);
     g_run_stats.off();
     std::vector<std::string> sections;
-    for (const char* part : {"cost", "trigger", "workload", "loss", "agent"})
+    for (const char* part : {"cost", "trigger", "workload", "loss", "discover", "agent"})
         if (o.want(part)) sections.push_back(part);
     sections.push_back("summary");
     // Differences of two timings may be below zero: the added ns per hit and the
@@ -207,6 +207,7 @@ int main(int argc, char** argv) {
     if (o.want("trigger")) out["trigger"] = trigger_section(o.smoke, o.pairs, o.perf);
     if (o.want("workload")) out["workload"] = workload_section(o, k, *topo);
     if (o.want("loss")) out["loss"] = loss_section(o.loss_scenarios, o.loss_rounds, o.loss_secs, k, *topo);
+    if (o.want("discover")) out["discover"] = discover_section(o.smoke, *topo);
     if (o.want("agent"))
         out["agent"] = agent_section(o.hotline_bin, o.smoke ? 1 : std::min(o.pairs, 3),
                                      o.smoke ? 3 : std::max(10.0, o.secs * 2));

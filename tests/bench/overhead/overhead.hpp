@@ -159,6 +159,10 @@ inline constexpr const char* kFirstReportIdle = "first report, idle";
 json agent_section(const std::string& bin, int n, double rec_s);
 std::string default_hotline(const char* argv0);
 
+// --- discover.cpp --------------------------------------------------------------------------
+
+json discover_section(bool smoke, const Topology& topo);
+
 // --- workload.cpp --------------------------------------------------------------------------
 
 struct Options {

@@ -5,16 +5,27 @@ workload, so its counts can judge hotline's."""
 import socket
 import sys
 
-n = int(sys.argv[1])
-server = socket.socket()
-server.bind(("127.0.0.1", 0))
-server.listen(64)
-addr = server.getsockname()
-for _ in range(n):
+
+def listener():
+    """A listening socket on a free loopback port, and its address."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    return server, server.getsockname()
+
+
+def one_connection(server, addr):
+    """Connects, sends one byte, closes both sides."""
     client = socket.create_connection(addr)
     accepted, _ = server.accept()
     client.sendall(b"x")
     accepted.recv(1)
     accepted.close()
     client.close()
-server.close()
+
+
+if __name__ == "__main__":
+    server, addr = listener()
+    for _ in range(int(sys.argv[1])):
+        one_connection(server, addr)
+    server.close()

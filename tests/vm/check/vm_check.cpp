@@ -36,6 +36,7 @@ const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChec
     {"func-arg", check_func_arg},
     {"cost", check_cost},
     {"dst-layout", check_dst_layout},
+    {"discover-nodes", check_discover_nodes},
 };
 
 int usage() {

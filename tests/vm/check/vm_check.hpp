@@ -124,5 +124,6 @@ void check_handoff_sample(Checks& c, const fs::path& dir);
 void check_proxy_nodes(Checks& c, const fs::path& dir);
 void check_workqueue_nodes(Checks& c, const fs::path& dir);
 void check_irq_affinity(Checks& c, const fs::path& dir);
+void check_discover_nodes(Checks& c, const fs::path& dir);
 
 }  // namespace vmcheck
