@@ -336,19 +336,19 @@ std::string metrics_doc_path() { return std::string(HOTLINE_FIXTURES) + "/../../
 // docs/metrics.md with a row for each family it lacks, at the end of its table
 // (contention series, or the probes and the exporter), its meaning the family's
 // help text for a person to extend.
-std::string with_missing_rows(const std::string& doc, const std::vector<const MetricFamily*>& missing) {
+std::string with_missing_rows(const std::string& doc, const std::vector<MetricFamily>& missing) {
     std::vector<std::string> lines;
     std::istringstream in(doc);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
-    for (const MetricFamily* f : missing) {
+    for (const MetricFamily& f : missing) {
         // The last row of the family's table: the contention table comes first.
         std::size_t tables = 0, last_row = 0;
         for (std::size_t i = 0; i < lines.size(); ++i) {
             if (lines[i].starts_with("| metric |")) ++tables;
-            if (tables == (f->capped ? 1u : 2u) && lines[i].starts_with("| `")) last_row = i;
+            if (tables == (f.capped ? 1u : 2u) && lines[i].starts_with("| `")) last_row = i;
         }
         if (!last_row) continue;
-        lines.insert(lines.begin() + std::ptrdiff_t(last_row) + 1, doc_row(*f) + " " + std::string(f->help) + " |");
+        lines.insert(lines.begin() + std::ptrdiff_t(last_row) + 1, doc_row(f) + " " + std::string(f.help) + " |");
     }
     std::string out;
     for (const auto& l : lines) out += l + "\n";
@@ -359,11 +359,12 @@ TEST(MetricRegistry, DocsListEveryFamily) {
     auto text = testlib::read_file(metrics_doc_path());
     ASSERT_TRUE(text) << metrics_doc_path();
     std::set<std::string> names;
-    std::vector<const MetricFamily*> missing;
+    // Copies: metric_families() returns its list by value.
+    std::vector<MetricFamily> missing;
     for (const auto& f : metric_families()) {
         names.insert(doc_name(f));
         if (f.name.starts_with("process_")) continue;  // one row names them all
-        if (text->find(doc_row(f)) == std::string::npos) missing.push_back(&f);
+        if (text->find(doc_row(f)) == std::string::npos) missing.push_back(f);
     }
     if (!missing.empty() && golden::update_requested()) {
         std::ofstream(metrics_doc_path(), std::ios::binary | std::ios::trunc) << with_missing_rows(*text, missing);
@@ -371,8 +372,8 @@ TEST(MetricRegistry, DocsListEveryFamily) {
                       << " rows to docs/metrics.md; say what each means and run again without it";
         return;
     }
-    for (const MetricFamily* f : missing)
-        ADD_FAILURE() << "docs/metrics.md has no row starting " << doc_row(*f)
+    for (const MetricFamily& f : missing)
+        ADD_FAILURE() << "docs/metrics.md has no row starting " << doc_row(f)
                       << " (HOTLINE_UPDATE_GOLDEN=1 adds it)";
     std::istringstream lines(*text);
     for (std::string line; std::getline(lines, line);) {

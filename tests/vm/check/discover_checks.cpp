@@ -29,23 +29,27 @@ std::string top(const std::vector<std::pair<double, std::string>>& ranked, std::
 
 }  // namespace
 
+// `type` among the top 5 types of a run by cross-node handoffs, and none of
+// them in the run on one node (or with each CPU's own objects).
+void expect_crosses(Checks& c, const json& across, const json& alone, const std::string& type, const std::string& how) {
+    auto ranked = by_cross_node(across);
+    std::size_t rank = std::size_t(
+        std::find_if(ranked.begin(), ranked.end(), [&](auto& p) { return p.second == type; }) - ranked.begin());
+    c.expect(rank < 5 && ranked[rank].first > 0,
+             fmt::format("{}: {} among the top 5 types by cross-node handoffs", how, type), top(ranked, 6));
+    auto local = by_cross_node(alone);
+    c.expect(cross_node_of(local, type) == 0, fmt::format("without it, {} has no cross-node handoff", type),
+             top(local, 6));
+}
+
 void check_discover_nodes(Checks& c, const fs::path& dir) {
     GuestResult r = load_result(dir, "discover-nodes");
     if (!reported(c, r)) return;
-    auto across = load_json(c, r, "across.json"), node0 = load_json(c, r, "node0.json");
-    if (!across || !node0) return;
-    auto ranked = by_cross_node(*across);
-    for (const char* type : {"dst_entry", "sock"}) {
-        std::size_t rank = std::size_t(std::find_if(ranked.begin(), ranked.end(), [&](auto& p) { return p.second == type; }) -
-                                       ranked.begin());
-        c.expect(rank < 5 && ranked[rank].first > 0,
-                 fmt::format("across both nodes, {} is among the top 5 types by cross-node handoffs", type),
-                 top(ranked, 6));
-    }
-    auto local = by_cross_node(*node0);
-    for (const char* type : {"dst_entry", "sock"})
-        c.expect(cross_node_of(local, type) == 0, fmt::format("on node 0 alone, {} has no cross-node handoff", type),
-                 top(local, 6));
+    auto crr = load_json(c, r, "crr-across.json"), crr0 = load_json(c, r, "crr-node0.json");
+    auto split = load_json(c, r, "split.json"), own = load_json(c, r, "own.json");
+    if (!crr || !crr0 || !split || !own) return;
+    expect_crosses(c, *crr, *crr0, "dst_entry", "tcp-crr on both nodes (fentry on dst_release)");
+    expect_crosses(c, *split, *own, "sock", "connections served on the other node (churn-split on CPUs 0 and 2)");
 }
 
 }  // namespace vmcheck

@@ -1,11 +1,12 @@
-# discover on two nodes: tcp-crr with its client/server pairs on CPUs 0-3 (both
-# nodes, one server address), fentry on dst_release (the shared input route,
-# dst_entry) and inet_csk_accept (the listener, sock) beside the default
-# tracepoints; then the same on node 0's CPUs 0-1.  Checked by hotline_vm_check
-# --test discover-nodes: across nodes dst_entry and sock are among the top 5
-# types by cross-node handoffs, on one node they have none.
-# hlvm-timeout: 150
-hotline discover --scenario tcp-crr --cpus 0-3 --duration 3s --functions dst_release,inet_csk_accept \
-    --output across.json
-hotline discover --scenario tcp-crr --cpus 0,1 --duration 3s --functions dst_release,inet_csk_accept \
-    --output node0.json
+# discover on two nodes.  tcp-crr with its client/server pairs on CPUs 0-3
+# (both nodes, one server address) and fentry on dst_release: the shared input
+# route (dst_entry) crosses nodes; on node 0's CPUs 0-1 it cannot.  The sockets
+# of tcp-crr stay on their pair's CPU, so sock is judged on the churn: each
+# connection served on the other node (churn-split on CPUs 0 and 2) hands its
+# sockets across, each CPU keeping its own (churn) does not.  Checked by
+# hotline_vm_check --test discover-nodes.
+# hlvm-timeout: 180
+hotline discover --scenario tcp-crr --cpus 0-3 --duration 3s --functions dst_release --output crr-across.json
+hotline discover --scenario tcp-crr --cpus 0,1 --duration 3s --functions dst_release --output crr-node0.json
+hotline discover --workload churn-split --workload-cpus 0,2 --duration 3s --types sock --output split.json
+hotline discover --workload churn --workload-cpus 0,2 --duration 3s --types sock --output own.json
