@@ -103,8 +103,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
         else if (args.is("--loss-every-run-arm")) add_loss_arms("every-run");  // the older spelling
         else if (args.is("--loss-arm")) {
             if (!add_loss_arms(args.value())) return 2;
-        } else if (args.is("--loss-scenarios")) o.loss_scenarios = split_list(args.value());
-        else if (args.is("--only")) {
+        } else if (args.is("--loss-scenarios")) {
+            o.loss_scenarios = split_list(args.value());
+            o.loss_scenarios_given = true;
+        } else if (args.is("--only")) {
             for (const std::string& s : split_list(args.value())) o.only.insert(s);
         } else {
             return args.usage();
@@ -120,8 +122,10 @@ void apply_smoke(Options& o) {
     // A second: the session's statistics window (100 ms at a random point
     // of each second) falls in every run, so the account is never empty.
     o.loss_secs = 1;
-    // The smoke checks that every part runs, every extra loss arm included.
+    // The smoke checks that every part runs, every extra loss arm included, on
+    // one scenario (the host tier runs every scenario).
     use_every_loss_arm();
+    if (!o.loss_scenarios_given) o.loss_scenarios = {"tcp-crr"};
 }
 
 // Options that contradict each other or name nothing: false after saying why.

@@ -172,6 +172,7 @@ struct Options {
     std::string json_path = "bench-overhead.json", hotline_bin;
     std::set<std::string> only;
     std::vector<std::string> loss_scenarios = {"tcp-crr", "dst-refcount"};
+    bool loss_scenarios_given = false;
     bool want(const char* s) const { return only.empty() || only.count(s); }
 };
 
