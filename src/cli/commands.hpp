@@ -148,6 +148,14 @@ struct ValidateCli {
     std::string journal_dir = kDefaultJournalDir;
     std::vector<std::string> targets;
     std::string baseline, candidate;  // diff
+    // validate --live
+    bool live = false;
+    std::vector<std::string> metrics;  // --metric NAME=REGEX | REGEX
+    std::string observe;               // --observe D
+    std::string ops_unit = "connections";
+    bool yes = false;
+    std::string fix_cpus;
+    std::vector<std::string> command;  // after --
     bool selected() const;
 };
 void add_validate_commands(CLI::App& app, ValidateCli& a);

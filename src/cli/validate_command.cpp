@@ -92,6 +92,57 @@ std::optional<Error> check_names(const ValidateCli& a) {
     return std::nullopt;
 }
 
+// Asks on the terminal; anything but y/yes is no.
+bool ask_to_apply(const std::vector<std::string>& lines) {
+    if (lines.empty()) return true;
+    fmt::print(stderr, "hotline: apply these changes to this host during the fix trials? [y/N] ");
+    std::fflush(stderr);
+    std::string answer;
+    if (!std::getline(std::cin, answer)) return false;
+    return answer == "y" || answer == "Y" || answer == "yes";
+}
+
+// --live and what goes with it; the usage error when they do not fit together.
+std::optional<Error> live_options(const ValidateCli& a, ValidatorOptions& o) {
+    if (!a.fix_cpus.empty()) {
+        auto c = parse_cpulist(a.fix_cpus);
+        if (!c) return c.error();
+        if (c->empty()) return make_error("--fix-cpus names no CPU", EINVAL);
+        o.fix_cpus = *c;
+    }
+    const bool live_only = !a.command.empty() || !a.metrics.empty() || !a.observe.empty() || a.yes;
+    if (!a.live) {
+        if (live_only)
+            return make_error("-- COMMAND, --metric, --observe and --yes go with --live", EINVAL,
+                              "add --live to validate on this host with your own workload");
+        return std::nullopt;
+    }
+    if (!a.scenario.name.empty())
+        return make_error("--live runs your workload, not a scenario", EINVAL, "drop --scenario, or drop --live");
+    if (a.command.empty() == a.observe.empty())
+        return make_error(a.command.empty() ? "--live needs a workload" : "--observe watches the host instead of a command",
+                          EINVAL, "give the command after --, or --observe D to watch the host's own traffic");
+    o.live.on = true;
+    o.live.traffic.command = a.command;
+    for (auto& m : a.metrics) {
+        auto om = parse_output_metric(m);
+        if (!om) return om.error();
+        o.live.traffic.metrics.push_back(*om);
+    }
+    auto unit = parse_host_ops_unit(a.ops_unit);
+    if (!unit) return unit.error();
+    o.live.traffic.observe_unit = *unit;
+    if (!a.observe.empty()) {
+        auto d = parse_duration(a.observe);
+        if (!d) return d.error();
+        if (*d <= 0) return make_error("--observe must be positive", EINVAL);
+        if (o.trial_s) return make_error("--observe is the trial length: drop --duration", EINVAL);
+        o.trial_s = *d;
+    }
+    if (!a.yes && isatty(STDIN_FILENO) && isatty(STDERR_FILENO)) o.live.confirm = ask_to_apply;
+    return std::nullopt;
+}
+
 }  // namespace
 
 bool ValidateCli::selected() const { return (validate && *validate) || (diff && *diff); }
@@ -121,9 +172,22 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
     v->add_option("--journal-dir", a.journal_dir, fmt::format("Journal directory (default {})", kDefaultJournalDir));
     v->add_option("-t,--targets", a.targets, "Collector targets (comma list); default: all built-in")->delimiter(',');
     add_scenario_options(v, a.scenario, false);
+    v->add_option("--fix-cpus", a.fix_cpus, "CPUs a cpu-set placement (the placement fix) confines to (default: the "
+                                            "workload's first CPU)");
+    v->add_flag("--live", a.live, "Validate on this host: trials run the command after -- (or --observe the host's "
+                                  "traffic), the fix's changes go to this host");
+    v->add_option("--metric", a.metrics, "With --live and a command: read NAME from its output with REGEX (one "
+                                         "group), as NAME=REGEX; a bare REGEX is ops_per_s, the throughput (repeatable)");
+    v->add_option("--observe", a.observe, "With --live and no command: trials are windows of D of the host's own traffic");
+    v->add_option("--ops", a.ops_unit, "With --observe: what one operation is: connections (default), segments, packets");
+    v->add_flag("-y,--yes", a.yes, "With --live: do not ask before changing this host");
+    v->add_option("command", a.command, "With --live: the workload to run in each trial (after --)");
     v->footer(examples({"hotline validate --fix numa-local -o verdict.json --junit verdict.xml",
                         "hotline validate --fix early-demux-off --scenario tcp-crr --trials 5 -d 2s",
-                        "hotline validate --fix tcp-low-latency --allow-global"}));
+                        "hotline validate --fix tcp-low-latency --allow-global",
+                        "hotline validate --fix rfs --live --allow-global --metric 'ops_per_s (\\S+)' -- ./loadgen",
+                        "hotline validate --fix placement --live --fix-cpus 0-3 -d 5s -- ./client.sh",
+                        "hotline validate --fix rfs --live --allow-global --yes --observe 10s --ops segments"}));
 
     a.diff = app.add_subcommand("diff", "Judge a kernel-pair fix between two recordings (baseline kernel first); "
                                         "exit codes as validate");
@@ -173,6 +237,7 @@ int run_validate_cli(const ValidateCli& a) {
     auto so = to_scenario_options(a.scenario);
     if (!so) return fail(so.error(), kExitUsage);
     o.scenario = *so;
+    if (auto e = live_options(a, o); e) return fail(*e, kExitUsage);
     ValidatorOutcome out = run_with_progress(o);
     if (!out.error.empty()) fmt::print(stderr, "hotline: {}\n", out.error);
     bool wrote = render_all(out.report, verdict_files(a, std::nullopt, std::nullopt));

@@ -3,6 +3,10 @@
 #include <bpf/btf.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
 #include "hotline/fix/fix.hpp"
 
 namespace hotline {
@@ -138,6 +142,36 @@ Applicability check_applicability(const FixDef& fix, const KernelFacts& facts) {
     return a;
 }
 
+Status check_queue_file(std::string_view spec) {
+    const bool dir_ok = spec.rfind("rx/", 0) == 0 || spec.rfind("tx/", 0) == 0;
+    std::string_view file = spec.size() > 3 ? spec.substr(3) : std::string_view();
+    const bool name_ok = !file.empty() && std::all_of(file.begin(), file.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+    });
+    if (dir_ok && name_ok) return ok_status();
+    return make_error(fmt::format("queues = \"{}\" is not a queue file", spec), EINVAL,
+                      "write \"rx/FILE\" or \"tx/FILE\", e.g. \"rx/rps_flow_cnt\"");
+}
+
+std::vector<std::string> list_queue_files(std::string_view spec, const std::string& sys_root) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> out;
+    if (!check_queue_file(spec)) return out;
+    const std::string prefix = std::string(spec.substr(0, 2)) + "-";
+    const std::string file(spec.substr(3));
+    std::error_code ec;
+    for (auto& dev : fs::directory_iterator(sys_root + "/class/net", ec)) {
+        std::error_code qec;
+        for (auto& q : fs::directory_iterator(dev.path() / "queues", qec)) {
+            std::string qname = q.path().filename().string();
+            if (qname.rfind(prefix, 0) != 0 || !fs::is_regular_file(q.path() / file, qec)) continue;
+            out.push_back(fmt::format("class/net/{}/queues/{}/{}", dev.path().filename().string(), qname, file));
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 namespace {
 
 // A sysctl or sysfs change: one write per namespace for netns scope.
@@ -165,6 +199,34 @@ Status plan_knob(const FixDef& fix, const Change& c, const ApplyTarget& target, 
     }
     for (auto& ns : target.netns) {
         w.netns = ns;
+        plan.writes.push_back(w);
+    }
+    return ok_status();
+}
+
+// Every device queue's file, one global write each; none is a note when optional.
+Status plan_queue_files(const FixDef& fix, const Change& c, const ApplyTarget& target, ChangePlan& plan) {
+    if (!target.allow_global)
+        return make_error(fmt::format("fix {} changes {} of every network device, which is machine-wide", fix.name,
+                                      c.knob),
+                          EPERM, "add --allow-global to permit machine-wide changes");
+    std::vector<std::string> files = list_queue_files(c.knob, target.sys_root);
+    if (files.empty()) {
+        if (!c.optional)
+            return make_error(fmt::format("fix {}: no network device here has {} queues with {}", fix.name,
+                                          c.knob.substr(0, 2), c.knob.substr(3)),
+                              ENOENT);
+        plan.notes.push_back(fmt::format("{}: no device queue has it; nothing to change", c.knob));
+        return ok_status();
+    }
+    for (auto& f : files) {
+        if (auto rel = knob_relpath(KnobKind::kSysfs, f); !rel) return rel.error();
+        KnobWrite w;
+        w.kind = KnobKind::kSysfs;
+        w.name = f;
+        w.value = c.value;
+        w.scope = Scope::kGlobal;
+        w.fix = fix.name;
         plan.writes.push_back(w);
     }
     return ok_status();
@@ -202,6 +264,14 @@ Status plan_placement(const FixDef& fix, const Change& c, const ApplyTarget& tar
                                    "no route is shared between CPUs"};
         return ok_status();
     }
+    if (c.value == "cpu-set") {
+        if (target.cpu_set.empty())
+            return make_error(fmt::format("fix {} confines the workload to a CPU set, and none was given", fix.name),
+                              EINVAL, "give the CPUs with --fix-cpus LIST");
+        plan.placement = Placement{target.cpu_set, false,
+                                   fmt::format("the workload runs on CPUs {}", format_cpulist(target.cpu_set))};
+        return ok_status();
+    }
     if (target.node_cpus.empty())
         return make_error(fmt::format("fix {} confines the scenario to one node, but no node CPUs were given", fix.name),
                           EINVAL);
@@ -221,6 +291,7 @@ Result<ChangePlan> plan_changes(const FixDef& fix, const ApplyTarget& target) {
         case ChangeKind::kSysfs: st = plan_knob(fix, c, target, plan); break;
         case ChangeKind::kIrqAffinity: st = plan_irq_affinity(fix, c, target, plan); break;
         case ChangeKind::kCpuPlacement: st = plan_placement(fix, c, target, plan); break;
+        case ChangeKind::kQueueFiles: st = plan_queue_files(fix, c, target, plan); break;
         }
         if (!st) return st.error();
     }

@@ -23,6 +23,7 @@ std::string_view to_string(ChangeKind k) {
     case ChangeKind::kSysfs: return "sysfs";
     case ChangeKind::kIrqAffinity: return "irq_affinity";
     case ChangeKind::kCpuPlacement: return "cpu_placement";
+    case ChangeKind::kQueueFiles: return "queues";
     }
     return "?";
 }
@@ -48,7 +49,10 @@ std::string Change::describe() const {
     case ChangeKind::kIrqAffinity:
         return fmt::format("IRQ affinity of the scenario's devices: {} ({}{})", value, to_string(scope),
                            optional ? ", where any" : "");
-    case ChangeKind::kCpuPlacement: return fmt::format("CPU placement of the scenario: {}", value);
+    case ChangeKind::kCpuPlacement: return fmt::format("CPU placement of the workload: {}", value);
+    case ChangeKind::kQueueFiles:
+        return fmt::format("{} of every network device's {} queues={} ({})", knob.substr(3), knob.substr(0, 2), value,
+                           to_string(scope));
     }
     return "?";
 }
@@ -227,14 +231,18 @@ Result<Check> Parser::parse_check(const TomlValue& t, const std::string& what) c
 
 Result<Change> Parser::parse_change(const TomlValue& t) const {
     const std::string what = "[[fix.change]]";
-    if (auto st = only_keys(t, {"sysctl", "sysfs", "irq_affinity", "cpu_placement", "value", "scope", "optional", "note"}, what); !st)
+    if (auto st = only_keys(t, {"sysctl", "sysfs", "irq_affinity", "cpu_placement", "queues", "value", "scope",
+                                "optional", "note"},
+                            what);
+        !st)
         return st.error();
     Change c;
     c.source = where(t);
     int kinds = 0;
     for (auto [key, kind] : {std::pair{"sysctl", ChangeKind::kSysctl}, std::pair{"sysfs", ChangeKind::kSysfs},
                              std::pair{"irq_affinity", ChangeKind::kIrqAffinity},
-                             std::pair{"cpu_placement", ChangeKind::kCpuPlacement}}) {
+                             std::pair{"cpu_placement", ChangeKind::kCpuPlacement},
+                             std::pair{"queues", ChangeKind::kQueueFiles}}) {
         if (!t.contains(key)) continue;
         ++kinds;
         c.kind = kind;
@@ -244,17 +252,21 @@ Result<Change> Parser::parse_change(const TomlValue& t) const {
             KnobKind kk = kind == ChangeKind::kSysctl ? KnobKind::kSysctl : KnobKind::kSysfs;
             if (auto rp = knob_relpath(kk, *v); !rp) return err(*t.get(key), rp.error().what, rp.error().hint);
             c.knob = knob_display(kk, *v);
+        } else if (kind == ChangeKind::kQueueFiles) {
+            if (auto st = check_queue_file(*v); !st) return err(*t.get(key), st.error().what, st.error().hint);
+            c.knob = *v;
         } else {
-            bool cpu_local = kind == ChangeKind::kCpuPlacement && *v == "cpu-local";
-            if (*v != "one-node" && !cpu_local)
+            bool placement = kind == ChangeKind::kCpuPlacement && (*v == "cpu-local" || *v == "cpu-set");
+            if (*v != "one-node" && !placement)
                 return err(*t.get(key), fmt::format("{} = \"{}\" is not supported", key, *v),
-                           kind == ChangeKind::kCpuPlacement ? "cpu_placement is \"one-node\" or \"cpu-local\""
-                                                             : "the only IRQ affinity is \"one-node\"");
+                           kind == ChangeKind::kCpuPlacement
+                               ? "cpu_placement is \"one-node\", \"cpu-local\" or \"cpu-set\""
+                               : "the only IRQ affinity is \"one-node\"");
             c.value = *v;
         }
     }
-    if (kinds != 1) return err(t, what + " needs exactly one of sysctl, sysfs, irq_affinity, cpu_placement");
-    if (c.kind == ChangeKind::kSysctl || c.kind == ChangeKind::kSysfs) {
+    if (kinds != 1) return err(t, what + " needs exactly one of sysctl, sysfs, irq_affinity, cpu_placement, queues");
+    if (c.kind == ChangeKind::kSysctl || c.kind == ChangeKind::kSysfs || c.kind == ChangeKind::kQueueFiles) {
         const TomlValue* v = t.get("value");
         if (!v) return err(t, what + " needs \"value\"", "the value to write, e.g. value = \"0\"");
         if (auto s = string_of(*v)) c.value = *s;
@@ -273,8 +285,8 @@ Result<Change> Parser::parse_change(const TomlValue& t) const {
     if (!sv || (*sv != "netns" && *sv != "global"))
         return err(*s, "\"scope\" must be \"netns\" or \"global\"");
     c.scope = *sv == "netns" ? Scope::kNetns : Scope::kGlobal;
-    if (c.kind == ChangeKind::kIrqAffinity && c.scope != Scope::kGlobal)
-        return err(*s, "IRQ affinity is machine-wide: its scope must be \"global\"");
+    if ((c.kind == ChangeKind::kIrqAffinity || c.kind == ChangeKind::kQueueFiles) && c.scope != Scope::kGlobal)
+        return err(*s, fmt::format("{} is machine-wide: its scope must be \"global\"", to_string(c.kind)));
     auto o = get_bool(t, "optional", false, what);
     if (!o) return o.error();
     c.optional = *o;

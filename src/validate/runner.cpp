@@ -13,6 +13,7 @@
 #include "hotline/base/util.hpp"
 #include "hotline/validate/validator.hpp"
 #include "hotline/report/fix_output.hpp"
+#include "trial_traffic.hpp"
 
 namespace hotline {
 
@@ -60,13 +61,18 @@ Applicability applicability_here(const FixDef& fix, const Topology& topo) {
 TrialLengthOptions trial_length_for(const ValidatorOptions& o, const ScenarioOptions& so) {
     TrialLengthOptions t = o.validate.trial_length;
     const ScenarioDef* def = find_scenario(so.name);
-    t.adapt = !o.trial_s && def && def->live_ops && so.command.empty();
+    t.adapt = !o.trial_s && !o.live.on && def && def->live_ops && so.command.empty();
     if (o.trial_s) t.fixed_s = *o.trial_s;
     return t;
 }
 
 // Completes the trial scenario's options; the error text when it cannot run trials.
-std::optional<std::string> resolve_trial_scenario(ScenarioOptions& so, const TrialLengthOptions& length) {
+std::optional<std::string> resolve_trial_scenario(const FixDef& fix, ScenarioOptions& so,
+                                                  const TrialLengthOptions& length) {
+    if (so.name.empty() && fix.scenarios.empty())
+        return fmt::format("fix {} acts on this host's own devices, which hotline's scenarios do not use; validate it "
+                           "on this host with --live -- COMMAND (or --live --observe D)",
+                           fix.name);
     if (so.name.empty()) return "the fix names no scenario; give --scenario";
     so.duration_s = length.adapt ? length.max_s : length.fixed_s;
     if (auto st = resolve_scenario_options(so, usable_cpus()); !st) return st.error().message();
@@ -75,9 +81,10 @@ std::optional<std::string> resolve_trial_scenario(ScenarioOptions& so, const Tri
     return std::nullopt;
 }
 
-// One validation run from the journal on: the collector, the scenario's network
-// (once for every trial), the fix's writes, and the ABAB trials.  Members are
-// destroyed scenario first, journal (which restores) last.
+// One validation run from the journal on: the collector, the trial traffic (a
+// scenario's network, kept for every trial, or the host's own), the fix's
+// writes, and the ABAB trials.  Members are destroyed traffic first, journal
+// (which restores) last.
 // Trials whose workload failed are repeated up to this many times in a validation.
 constexpr int kMaxWorkloadErrors = 3;
 
@@ -97,8 +104,11 @@ private:
         if (progress_) progress_(s);
     }
     std::optional<std::string> open_journal();
+    std::optional<std::string> open_traffic();
     std::optional<std::string> plan_fix(const Topology& topo);
+    std::optional<std::string> confirm_changes();
     void finish_scenario();
+    std::string traffic_name() const { return traffic_name_.empty() ? so_.name : traffic_name_; }
     std::optional<ValidatorOutcome> apply_fix(const Validation& v, int trial_no);
     std::optional<ValidatorOutcome> restore_after_fix(const Validation& v, int trial_no);
     std::optional<ValidatorOutcome> run_trial(Validation& v, Arm arm, int trial_no, double started);
@@ -122,7 +132,10 @@ private:
     FsKnobIo io_;
     std::unique_ptr<Journal> journal_;
     std::unique_ptr<Session> session_;
-    std::unique_ptr<Scenario> scen_;
+    std::unique_ptr<TrialTraffic> traffic_;
+    // Kept for the report after the traffic is gone.
+    std::string traffic_name_;
+    nlohmann::json scenario_params_;
     ChangePlan plan_;
 };
 
@@ -142,21 +155,63 @@ std::optional<std::string> Run::open_journal() {
     return std::nullopt;
 }
 
+std::optional<std::string> Run::open_traffic() {
+    if (o_.live.on) {
+        auto t = LiveTraffic::create(o_.live.traffic);
+        if (!t) return t.error().message();
+        traffic_ = live_traffic(std::move(*t));
+    } else {
+        auto scen = Scenario::prepare(so_);
+        if (!scen) return scen.error().message();
+        traffic_ = scenario_traffic(std::move(*scen), find_scenario(so_.name)->per_cpu_routes);
+    }
+    traffic_name_ = traffic_->name();
+    scenario_params_ = traffic_->params();
+    return std::nullopt;
+}
+
+// The CPU set a cpu-set placement confines to: --fix-cpus, else the first CPU
+// the workload may use.
+std::vector<int> default_cpu_set(const ValidatorOptions& o, const ScenarioOptions& so) {
+    if (!o.fix_cpus.empty()) return o.fix_cpus;
+    std::vector<int> cpus = o.live.on || so.cpus.empty() ? usable_cpus() : so.cpus;
+    if (cpus.empty()) return {};
+    return {cpus.front()};
+}
+
 std::optional<std::string> Run::plan_fix(const Topology& topo) {
-    const Network& net = scen_->network();
     ApplyTarget target;
-    target.netns.push_back(NetnsRef{net.client().name(), 0});
-    if (net.server().name() != net.client().name()) target.netns.push_back(NetnsRef{net.server().name(), 0});
+    target.netns = traffic_->namespaces();
     if (!topo.nodes.empty()) target.node_cpus = topo.cpus_of(topo.nodes.front());
+    target.cpu_set = default_cpu_set(o_, so_);
     target.allow_global = o_.allow_global;
     target.irqs = o_.irqs;
     auto plan = plan_changes(fix_, target);
     if (!plan) return plan.error().message();
     plan_ = std::move(*plan);
-    if (plan_.placement && plan_.placement->per_cpu_routes && !find_scenario(so_.name)->per_cpu_routes)
-        return fmt::format("fix {} gives each CPU's flows their own routes, which the {} scenario cannot; use "
-                           "--scenario tcp-crr", fix_.name, so_.name);
+    if (plan_.placement)
+        if (auto why = traffic_->refuses(*plan_.placement)) return fmt::format("fix {}: {}", fix_.name, *why);
     for (auto& n : plan_.notes) notes_.push_back(n);
+    return std::nullopt;
+}
+
+// On this host, before the first trial: every write the fix trials make, with
+// the value it replaces, and the placement; the caller's confirmation.
+std::optional<std::string> Run::confirm_changes() {
+    if (!o_.live.on) return std::nullopt;
+    std::vector<std::string> lines;
+    for (auto& w : plan_.writes) {
+        auto rel = knob_relpath(w.kind, w.name);
+        auto now = rel ? io_.read(w.kind, *rel, w.netns) : Result<std::string>(rel.error());
+        lines.push_back(fmt::format("{} {}: {} -> {}", to_string(w.kind), knob_display(w.kind, w.name),
+                                    now ? normalize_value(*now) : "(unreadable: " + now.error().message() + ")",
+                                    w.value));
+    }
+    if (plan_.placement && !plan_.placement->cpus.empty())
+        lines.push_back(fmt::format("affinity of the command's runs: CPUs {}", format_cpulist(plan_.placement->cpus)));
+    say(fmt::format("each fix trial changes, and restores after it ({}):", lines.empty() ? "nothing" : "on this host"));
+    for (auto& l : lines) say("  " + l);
+    if (o_.live.confirm && !o_.live.confirm(lines)) return std::string("not confirmed: nothing was changed");
     return std::nullopt;
 }
 
@@ -167,29 +222,31 @@ std::optional<std::string> Run::open(const KernelInfo& kernel, const Topology& t
     if (!session) return session.error().message();
     session_ = std::move(*session);
     if (!session_->plan().any_observable()) return std::string(kNothingObservable);
-    auto scen = Scenario::prepare(so_);
-    if (!scen) return scen.error().message();
-    scen_ = std::move(*scen);
-    if (auto err = plan_fix(topo)) {
+    if (auto err = open_traffic()) return err;
+    auto err = plan_fix(topo);
+    if (!err) err = confirm_changes();
+    if (err) {
         finish_scenario();
         return err;
     }
-    say(fmt::format("{} on scenario {} (CPUs {}), {} per trial, {}..{} trials per arm", fix_.name, so_.name,
-                    format_cpulist(so_.cpus), length_plan(), vopts_.min_each, vopts_.max_each));
+    say(fmt::format("{} on {}, {} per trial, {}..{} trials per arm", fix_.name, traffic_->where(), length_plan(),
+                    vopts_.min_each, vopts_.max_each));
     return std::nullopt;
 }
 
 std::string Run::length_plan() const {
     const TrialLengthOptions& t = vopts_.trial_length;
+    for (auto& m : o_.live.traffic.metrics)
+        if (o_.live.on && m.name == kThroughputMetric) return "one run of the command";
     if (!t.adapt) return fmt::format("{:g} s", t.fixed_s);
     return fmt::format("{} pilot pairs of {:g} s, then {:g}..{:g} s chosen from their noise", kPilotPairs, t.pilot_s,
                        t.min_s, t.max_s);
 }
 
 void Run::finish_scenario() {
-    if (scen_) {
-        (void)scen_->stop();
-        scen_.reset();
+    if (traffic_) {
+        traffic_->stop();
+        traffic_.reset();
     }
 }
 
@@ -207,7 +264,7 @@ std::optional<ValidatorOutcome> Run::apply_fix(const Validation& v, int trial_no
             RestoreReport rr = journal_->restore();
             finish_scenario();
             return not_applicable(fix_, fmt::format("could not apply {} = {}: {}", r->knob, r->new_value, r->reason),
-                                  so_.name, context_, &rr);
+                                  traffic_name(), context_, &rr);
         }
         if (trial_no == 2)  // the first fix trial says what it changed
             notes_.push_back(r->status == ApplyStatus::kApplied
@@ -238,9 +295,9 @@ constexpr double kNoiseWindowS = 0.1;
 // the signal that cut the wait short, else 0.
 int Run::wait_for_traffic(std::vector<CountSample>& counts) {
     int sig = 0;
-    while (!scen_->done()) {
+    while (!traffic_->done()) {
         if (vopts_.trial_length.adapt)
-            if (auto c = scen_->ops_so_far()) counts.push_back({monotonic_seconds(), double(*c)});
+            if (auto c = traffic_->ops_so_far()) counts.push_back({monotonic_seconds(), double(*c)});
         if ((sig = signals_.wait(kCountReadS))) break;
     }
     return sig;
@@ -248,20 +305,15 @@ int Run::wait_for_traffic(std::vector<CountSample>& counts) {
 
 // `started`: when the trial began (before the fix was applied), for its wall time.
 std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial_no, double started) {
-    std::vector<int> cpus;
-    bool per_cpu_routes = false;
-    if (arm == Arm::kCandidate && plan_.placement) {
-        cpus = plan_.placement->cpus;
-        per_cpu_routes = plan_.placement->per_cpu_routes;
-    }
+    const Placement* placement = arm == Arm::kCandidate && plan_.placement ? &*plan_.placement : nullptr;
     const double length = v.next_trial_length();
     auto a = session_->read();
-    Status begun = a ? scen_->begin_run(cpus, per_cpu_routes, vopts_.trial_length.adapt ? length : 0)
+    Status begun = a ? traffic_->begin(placement, vopts_.trial_length.adapt || o_.live.on ? length : 0)
                      : Status(a.error());
     int sig = 0;
     std::vector<CountSample> counts;
     if (begun) sig = wait_for_traffic(counts);
-    auto res = begun ? scen_->end_run() : Result<ScenarioResult>(begun.error());
+    auto res = begun ? traffic_->end() : Result<ScenarioNumbers>(begun.error());
     auto b = session_->read();
     if (arm == Arm::kCandidate)
         if (auto out = restore_after_fix(v, trial_no)) return out;
@@ -270,19 +322,20 @@ std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial
         // One bad trial (a server that died under churn) is repeated, not the end
         // of the validation; a workload that keeps failing is.
         std::string what = "trial " + std::to_string(trial_no) + ": " + res.error().message();
-        if (++workload_errors_ <= kMaxWorkloadErrors) {
+        if (traffic_->repeats_failed_trials() && ++workload_errors_ <= kMaxWorkloadErrors) {
             notes_.push_back(what + "; the trial was not counted and is repeated");
             say(notes_.back());
             return std::nullopt;
         }
         finish_scenario();
+        if (!workload_errors_) return error_outcome(report_so_far(v), what + "; every changed knob was restored");
         return error_outcome(report_so_far(v), fmt::format("{} (workload errors in {} trials)", what, workload_errors_));
     }
     if (!b) {
         finish_scenario();
         return error_outcome(report_so_far(v), b.error().message());
     }
-    Trial t{arm, trial_metrics(delta(*a, *b), scenario_numbers(*res)), ""};
+    Trial t{arm, trial_metrics(delta(*a, *b), *res), ""};
     t.length_s = length;
     t.wall_s = monotonic_seconds() - started;
     if (vopts_.trial_length.adapt) t.within_noise = within_trial_noise(counts, kNoiseWindowS);
@@ -295,7 +348,7 @@ std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial
 
 VerdictReport Run::report_so_far(const Validation& v) const {
     VerdictReport r = v.report();
-    r.scenario = so_.name;
+    r.scenario = traffic_name();
     r.context = context_;
     r.notes = notes_;
     return r;
@@ -313,14 +366,14 @@ ValidatorOutcome Run::interrupted(const Validation& v, int sig) {
 ValidatorOutcome Run::verdict(const Validation& v) const {
     ValidatorOutcome out;
     out.report = v.report();
-    out.report.scenario = so_.name;
+    out.report.scenario = traffic_name();
     out.report.context = context_;
     if (!vopts_.trial_length.adapt) out.report.context["trial_s"] = vopts_.trial_length.fixed_s;
-    if (!vopts_.trial_length.adapt && !o_.trial_s)
+    if (!vopts_.trial_length.adapt && !o_.trial_s && !o_.live.on)
         out.report.notes.push_back(fmt::format("trial length fixed at {:g} s: the {} scenario publishes no running "
                                                "count to measure the noise inside a trial; --duration sets it",
                                                vopts_.trial_length.fixed_s, so_.name));
-    out.report.context["scenario_params"] = nlohmann::json{{"name", so_.name}, {"cpus", so_.cpus}, {"loopback", so_.loopback}};
+    out.report.context["scenario_params"] = scenario_params_;
     if (plan_.placement && !plan_.placement->cpus.empty())
         out.report.context["scenario_params"]["fix_cpus"] = plan_.placement->cpus;
     if (plan_.placement && plan_.placement->per_cpu_routes)
@@ -371,18 +424,20 @@ ValidatorOutcome run_validator(const ValidatorOptions& o, const ProgressFn& prog
     if (!fix) return error_outcome(empty, fmt::format("{}; known fixes: {}", unknown_name_message("fix", o.fix, cat->names()), cat->names()));
     if (o.trial_s && !(*o.trial_s > 0)) return error_outcome(empty, "the trial length must be positive");
     ScenarioOptions so = o.scenario;
-    if (so.name.empty() && !fix->scenarios.empty()) so.name = fix->scenarios.front();
+    if (o.live.on) so = ScenarioOptions{};
+    else if (so.name.empty() && !fix->scenarios.empty()) so.name = fix->scenarios.front();
     ValidateOptions vopts = o.validate;
     vopts.trial_length = trial_length_for(o, so);
     if (auto p = check_validate_options(vopts)) return error_outcome(empty, *p);
-    empty.scenario = so.name;
+    empty.scenario = o.live.on ? "live" : so.name;
     auto topo = read_topology();
     if (!topo) return error_outcome(empty, topo.error().message());
     Applicability here = applicability_here(*fix, *topo);
     KernelInfo kernel = probe_kernel();
     nlohmann::json context = {{"kernel", to_json(kernel)}, {"fix", to_json(*fix)}, {"here", to_json(here)}};
-    if (!here.applicable) return not_applicable(*fix, here.reason_line(), so.name, context);
-    if (auto err = resolve_trial_scenario(so, vopts.trial_length)) return error_outcome(empty, *err);
+    if (!here.applicable) return not_applicable(*fix, here.reason_line(), empty.scenario, context);
+    if (!o.live.on)
+        if (auto err = resolve_trial_scenario(*fix, so, vopts.trial_length)) return error_outcome(empty, *err);
 
     Run run(o, vopts, *fix, so, context, signals, progress);
     if (auto err = run.open(kernel, *topo)) return error_outcome(empty, *err);

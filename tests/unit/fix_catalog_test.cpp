@@ -297,7 +297,7 @@ TEST(FixCatalogDir, PreconditionsAreParsedAndChecked) {
                        "[[fix.precondition]]\nmetric = \"h.a\"\nat_least = 1\nwhy = \"w\"\n" + kExpect;
     EXPECT_NE(dir_error(pair).find("only runtime fixes"), std::string::npos) << dir_error(pair);
     std::string bad = wrap_fix("[[fix.change]]\ncpu_placement = \"everywhere\"\nscope = \"netns\"\n" + kExpect);
-    EXPECT_NE(dir_error(bad).find("\"one-node\" or \"cpu-local\""), std::string::npos) << dir_error(bad);
+    EXPECT_NE(dir_error(bad).find("\"one-node\", \"cpu-local\" or \"cpu-set\""), std::string::npos) << dir_error(bad);
 }
 
 TEST(FixCatalogDir, AddsGoodEntriesAndIgnoresOtherFiles) {

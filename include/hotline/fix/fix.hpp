@@ -46,13 +46,15 @@ struct Check {
     std::string describe() const;  // "sysctl net.ipv4.tcp_low_latency exists"
 };
 
-enum class ChangeKind { kSysctl, kSysfs, kIrqAffinity, kCpuPlacement };
+// kQueueFiles: one file under every network device's queues, "rx/rps_flow_cnt"
+// for /sys/class/net/DEV/queues/rx-N/rps_flow_cnt (listed, never globbed).
+enum class ChangeKind { kSysctl, kSysfs, kIrqAffinity, kCpuPlacement, kQueueFiles };
 std::string_view to_string(ChangeKind k);
 
 struct Change {
     ChangeKind kind = ChangeKind::kSysctl;
-    std::string knob;    // sysctl name / path under /sys; empty for placement and IRQs
-    // What to write; placement: "one-node" or "cpu-local"; IRQ affinity: "one-node".
+    std::string knob;    // sysctl name / path under /sys / "rx/FILE" or "tx/FILE"; empty for placement and IRQs
+    // What to write; placement: "one-node", "cpu-local" or "cpu-set"; IRQ affinity: "one-node".
     std::string value;
     Scope scope = Scope::kNetns;
     bool optional = false;  // "where any": nothing to change is a note, not an error
@@ -177,11 +179,13 @@ struct ApplyTarget {
     bool allow_global = false;
     std::vector<int> irqs;         // device IRQs to pin (--irqs-of); a scenario's veth has none
     std::vector<int> node_cpus;    // CPUs of the node to confine to (placement, IRQ affinity)
+    std::vector<int> cpu_set;      // CPUs a "cpu-set" placement confines to (--fix-cpus)
+    std::string sys_root = "/sys"; // where queue files are listed
 };
 
 // CPU placement the scenario must use for the fix arm (not a system write).
 struct Placement {
-    std::vector<int> cpus;  // empty: the scenario's own CPUs
+    std::vector<int> cpus;  // empty: the workload's own CPUs
     // Each CPU's flows keep both ends on that CPU and talk over their own address
     // pair, so no route (nor its refcount line) is shared between CPUs.
     bool per_cpu_routes = false;
@@ -193,6 +197,13 @@ struct ChangePlan {
     std::optional<Placement> placement;
     std::vector<std::string> notes;  // changes skipped ("no device IRQs: nothing to pin")
 };
+
+// A queue-file change: "rx/FILE" or "tx/FILE", FILE a plain name
+// (rps_flow_cnt, rps_cpus, xps_cpus).
+Status check_queue_file(std::string_view spec);
+// Its sysfs names (relative to /sys) under every device's queues of that
+// direction, sorted: class/net/DEV/queues/rx-N/FILE.
+std::vector<std::string> list_queue_files(std::string_view spec, const std::string& sys_root);
 
 // Turns the fix's changes into concrete writes.  Refuses (before anything is
 // written) netns-scoped changes without a namespace and global changes without

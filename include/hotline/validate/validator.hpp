@@ -12,10 +12,21 @@
 #include "hotline/fix/fix.hpp"
 #include "hotline/base/result.hpp"
 #include "hotline/probe/session.hpp"
+#include "hotline/workload/live.hpp"
 #include "hotline/workload/scenario.hpp"
 #include "hotline/validate/validation.hpp"
 
 namespace hotline {
+
+// validate --live: the trials run the user's command (or watch the host's own
+// traffic) in this host's namespace, and the fix's changes go to this host.
+struct LiveValidation {
+    bool on = false;
+    LiveOptions traffic;
+    // Asked once, before the first trial, with the changes the fix trials make
+    // (one line each); false ends the run with nothing changed.  Unset: no question.
+    std::function<bool(const std::vector<std::string>&)> confirm;
+};
 
 struct ValidatorOptions {
     std::string fix;
@@ -27,6 +38,8 @@ struct ValidatorOptions {
     ValidateOptions validate;       // min_each / max_each; trial_length is set from trial_s
     bool allow_global = false;
     std::vector<int> irqs;          // device IRQs an irq_affinity change pins (--irqs-of)
+    std::vector<int> fix_cpus;      // a cpu-set placement's CPUs (--fix-cpus); empty: the workload's first CPU
+    LiveValidation live;
     std::string journal_dir = kDefaultJournalDir;
     std::string owner;              // command line, stored in the journal
     SessionOptions collector;       // checked by check_tracing_options; targets empty: all built-in

@@ -1,0 +1,172 @@
+// `hotline validate --live` on this host (root): the user's own loopback
+// service as the command, the real-host fixes (rfs, placement) to a decided
+// verdict, every RFS/RPS/XPS knob byte for byte as before (also after SIGKILL
+// in a fix trial and `hotline restore`), a failing command ends as ERROR with
+// its stderr, and usage mistakes say what to do.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "fix_test_util.hpp"
+#include "host_util.hpp"
+#include "hotline/workload/scenario.hpp"
+
+using namespace hotline;
+using hotline::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kService = std::string(HOST_HELPERS) + "/crr_service.py";
+
+// Every knob rfs and the RPS/XPS fixes may touch, path -> content.
+std::map<std::string, std::string> steering_knobs() {
+    std::map<std::string, std::string> out;
+    out["/proc/sys/net/core/rps_sock_flow_entries"] = hosttest::slurp("/proc/sys/net/core/rps_sock_flow_entries");
+    std::error_code ec;
+    for (auto& dev : fs::directory_iterator("/sys/class/net", ec))
+        for (auto& q : fs::directory_iterator(dev.path() / "queues", ec))
+            for (const char* f : {"rps_flow_cnt", "rps_cpus", "xps_cpus"})
+                if (fs::exists(q.path() / f)) out[(q.path() / f).string()] = hosttest::slurp(q.path() / f);
+    return out;
+}
+
+std::string flow_entries() { return hosttest::slurp("/proc/sys/net/core/rps_sock_flow_entries"); }
+
+std::string live_cmd(const std::string& fix, const std::string& jdir, const std::string& out,
+                     const std::string& extra = "") {
+    return hosttest::hotline() + " validate --fix " + fix + " --live --journal-dir " + jdir + " -o " + out +
+           " --trials 3 --max-trials 8 --metric 'ops_per_s (\\S+)' " + extra + " -- python3 " + kService + " 1";
+}
+
+const nlohmann::json* criterion(const nlohmann::json& v, const std::string& metric) {
+    for (auto& c : v["criteria"])
+        if (c.value("metric", "") == metric) return &c;
+    return nullptr;
+}
+
+class LiveValidateHost : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (geteuid() != 0) GTEST_SKIP() << "needs root";
+        before_ = steering_knobs();
+    }
+    void TearDown() override {
+        if (geteuid() == 0) {
+            EXPECT_EQ(steering_knobs(), before_) << "a steering knob differs from before the test";
+        }
+    }
+    std::map<std::string, std::string> before_;
+};
+
+}  // namespace
+
+TEST_F(LiveValidateHost, RfsOnTheUsersOwnServiceReachesADecidedVerdict) {
+    if (usable_cpus().size() < 2) GTEST_SKIP() << "one usable CPU: nothing moves between CPUs to steer";
+    TempDir d;
+    auto r = hosttest::run(live_cmd("rfs", d / "j", d / "v.json", "--allow-global"));
+    auto v = hosttest::load_json(d / "v.json");
+    const std::string overall = v.value("verdict", "");
+    EXPECT_TRUE(overall == "PASS" || overall == "FAIL") << overall << "\n" << r.err << v.dump(1);
+    EXPECT_EQ(r.rc, overall == "PASS" ? 0 : 1) << r.err;
+    EXPECT_EQ(v.value("scenario", ""), "live");
+    EXPECT_NE(r.err.find("net.core.rps_sock_flow_entries"), std::string::npos) << "the changes are listed first\n" << r.err;
+    EXPECT_NE(r.err.find("rps_flow_cnt"), std::string::npos) << r.err;
+    // The criteria were measured in every trial: the handoffs from the session,
+    // the throughput from the command's output, CPU from /proc/stat.
+    for (auto m : {"handoff.dst_release.cross_cpu_per_op", "scenario.ops_per_s", "scenario.cpu_us_per_op"}) {
+        const nlohmann::json* c = criterion(v, m);
+        ASSERT_NE(c, nullptr) << m << v.dump(1);
+        EXPECT_GT((*c)["n_baseline"].get<int>(), 0) << c->dump(1);
+        EXPECT_EQ((*c)["n_baseline"], (*c)["n_fix"]) << c->dump(1);
+    }
+    EXPECT_GT(criterion(v, "scenario.ops_per_s")->value("median_baseline", 0.0), 0) << v.dump(1);
+    EXPECT_EQ(v["context"]["scenario_params"].value("name", ""), "live");
+}
+
+TEST_F(LiveValidateHost, SigkillInAFixTrialThenRestorePutsEverySteeringKnobBack) {
+    TempDir d;
+    const std::string jdir = d / "j";
+    const std::string original = flow_entries();
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl("/bin/sh", "sh", "-c", ("exec " + live_cmd("rfs", jdir, d / "v.json", "--allow-global")).c_str(),
+              (char*)nullptr);
+        _exit(127);
+    }
+    bool changed = false;
+    for (int i = 0; i < 6000 && !changed; ++i) {
+        changed = fs::exists(jdir + "/journal.json") && flow_entries() != original;
+        if (!changed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) FAIL() << "validate ended before a fix trial";
+    }
+    ASSERT_TRUE(changed);
+    kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFSIGNALED(st));
+    EXPECT_NE(flow_entries(), original) << "killed in a fix trial: the fix's value is still there";
+    auto r = hosttest::run(hosttest::hotline() + " restore --journal-dir " + jdir);
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_FALSE(fs::exists(jdir + "/journal.json"));
+    // TearDown compares every knob with the snapshot; the service died with its validator.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_NE(hosttest::run("pgrep -f 'helpers/[c]rr_service'").rc, 0) << "a workload process outlived its validator";
+}
+
+TEST_F(LiveValidateHost, ThePlacementDecidesTheHandoffsAndItsGuardrailIsHonest) {
+    if (usable_cpus().size() < 2) GTEST_SKIP() << "one usable CPU: the placement has nothing to confine";
+    TempDir d;
+    auto r = hosttest::run(live_cmd("placement", d / "j", d / "v.json"));
+    auto v = hosttest::load_json(d / "v.json");
+    const std::string overall = v.value("verdict", "");
+    ASSERT_NE(overall, "") << r.err;
+    const nlohmann::json* h = criterion(v, "handoff.dst_release.cross_cpu_per_op");
+    ASSERT_NE(h, nullptr) << v.dump(1);
+    EXPECT_TRUE((*h)["verdict"] == "PASS" || (*h)["verdict"] == "FAIL") << h->dump(1) << r.err;
+    // One CPU for a client and a server that had two: when the throughput's
+    // whole interval is more than 10% worse, the verdict cannot be PASS.
+    const nlohmann::json* ops = criterion(v, "scenario.ops_per_s");
+    ASSERT_NE(ops, nullptr);
+    if ((*ops)["verdict"] == "FAIL") {
+        EXPECT_EQ(overall, "FAIL") << v.dump(1);
+    }
+    EXPECT_EQ(v["context"]["scenario_params"]["fix_cpus"].size(), 1u) << v["context"].dump(1);
+}
+
+TEST_F(LiveValidateHost, AFailingCommandIsAnErrorWithItsStderrAndNothingStaysChanged) {
+    TempDir d;
+    auto r = hosttest::run(hosttest::hotline() + " validate --fix rfs --live --allow-global --journal-dir " + (d / "j") +
+                           " -- sh -c 'echo the service refused >&2; exit 5'");
+    EXPECT_EQ(r.rc, 4) << r.out << r.err;
+    EXPECT_NE(r.err.find("status 5"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the service refused"), std::string::npos) << r.err;
+}
+
+TEST_F(LiveValidateHost, UsageMistakesSayWhatToDo) {
+    struct Case {
+        std::string args, says;
+    } cases[] = {
+        {"--fix rfs --live", "give the command after --"},
+        {"--fix placement -- true", "add --live"},
+        {"--fix rfs --allow-global", "--live"},
+        {"--fix rfs --live --allow-global --observe 1s -- true", "--observe"},
+        {"--fix placement --live --metric 'ops_per_s \\S+' -- true", "no capture group"},
+        {"--fix rfs --live --scenario tcp-crr -- true", "drop --scenario"},
+    };
+    for (auto& c : cases) {
+        SCOPED_TRACE(c.args);
+        auto r = hosttest::run(hosttest::hotline() + " validate " + c.args);
+        EXPECT_NE(r.rc, 0);
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    }
+}
