@@ -124,7 +124,7 @@ std::vector<FixAdvice> advise(const RuleDef& r, const FixCatalog& cat, const Dia
         a.mode = std::string(to_string(f->mode));
         a.summary = f->summary;
         a.status = fix_status(*f, in.applicability.contains(name) ? in.applicability[name] : nlohmann::json(), a.why);
-        set_confirmation(a, *f, r);
+        set_confirmation(a, *f, r, in.command);
         out.push_back(std::move(a));
     }
     return out;

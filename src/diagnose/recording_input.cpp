@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 
 #include "hotline/diagnose/diagnose.hpp"
 #include "hotline/report/fix_output.hpp"
@@ -117,6 +119,9 @@ Result<DiagnoseInput> read_diagnosis(const nlohmann::json& doc, const nlohmann::
         in.discover = doc["discover"];
         add_discover_metrics(in.metrics, in.discover);
     }
+    if (doc.contains("command") && doc["command"].is_object())
+        for (auto& arg : doc["command"].value("argv", nlohmann::json::array()))
+            if (arg.is_string()) in.command.push_back(arg.get<std::string>());
     std::string workq = an.value("workqueue_programs", "");
     if (!workq.empty() && workq.rfind("attached", 0) != 0) in.notes.push_back("queue_work_on attribution: " + workq);
     return in;
@@ -153,6 +158,40 @@ std::vector<std::string> criteria_targets(const FixDef& fix) {
     return out;
 }
 
+// A fix that can run on the user's own workload: not one that gives each
+// CPU's flows their own addresses inside hotline's scenario.
+bool runs_live(const FixDef& fix) {
+    return std::none_of(fix.changes.begin(), fix.changes.end(), [](const Change& c) {
+        return c.kind == ChangeKind::kCpuPlacement && c.value == "cpu-local";
+    });
+}
+
+// Live, a fix changes the host when any required change is global or per
+// namespace (the host's own namespace then).
+bool changes_host(const FixDef& fix) {
+    return std::any_of(fix.changes.begin(), fix.changes.end(), [](const Change& c) {
+        return !c.optional && c.kind != ChangeKind::kCpuPlacement;
+    });
+}
+
+// argv as a shell would need it typed: words with anything but [A-Za-z0-9_./:=,+-@%] single-quoted.
+std::string shell_words(const std::vector<std::string>& argv) {
+    std::string out;
+    for (auto& w : argv) {
+        const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=,+-@%").find(c) != std::string_view::npos;
+        });
+        std::string q = plain ? w : "'";
+        if (!plain) {
+            for (char c : w)  // a control character is shown, never sent to the terminal
+                q += c == '\'' ? std::string("'\\''") : std::iscntrl(static_cast<unsigned char>(c)) ? "?" : std::string(1, c);
+            q += "'";
+        }
+        out += (out.empty() ? "" : " ") + q;
+    }
+    return out;
+}
+
 std::string confirm_scenario(const FixDef& fix, const RuleDef& rule) {
     if (!rule.scenario.empty() &&
         std::find(fix.scenarios.begin(), fix.scenarios.end(), rule.scenario) != fix.scenarios.end())
@@ -162,13 +201,20 @@ std::string confirm_scenario(const FixDef& fix, const RuleDef& rule) {
 
 }  // namespace
 
-void set_confirmation(FixAdvice& a, const FixDef& fix, const RuleDef& rule) {
+void set_confirmation(FixAdvice& a, const FixDef& fix, const RuleDef& rule, const std::vector<std::string>& command) {
     const std::string scenario = confirm_scenario(fix, rule);
-    const std::string scen = scenario.empty() ? "" : " --scenario " + scenario;
     if (fix.mode == FixMode::kRuntime) {
         auto targets = criteria_targets(fix);
-        a.confirm = fmt::format("hotline validate --fix {}{}{}", fix.name, scen,
-                                targets.empty() ? "" : fmt::format(" --targets {}", fmt::join(targets, ",")));
+        const std::string watch = targets.empty() ? "" : fmt::format(" --targets {}", fmt::join(targets, ","));
+        const bool live = runs_live(fix) && (!command.empty() || scenario.empty());
+        if (!live) {
+            a.confirm = fmt::format("hotline validate --fix {}{}{}", fix.name,
+                                    scenario.empty() ? "" : " --scenario " + scenario, watch);
+            return;
+        }
+        a.confirm = fmt::format("hotline validate --fix {} --live{}{} {}", fix.name,
+                                changes_host(fix) ? " --allow-global" : "", watch,
+                                command.empty() ? "--observe 10s" : "-- " + shell_words(command));
         return;
     }
     // `ab` records the fix's own scenario in a guest of each kernel the catalog names.

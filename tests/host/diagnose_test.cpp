@@ -5,6 +5,7 @@
 // lie on more than one node.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "host_util.hpp"
@@ -51,4 +52,38 @@ TEST(HostDiagnose, NamesRefusedMechanismsAndMakesNoUnsupportedFinding) {
                                       << ", while the online CPUs lie on " << nodes.size() << " node(s); "
                                       << mf.why({"nodes"}) << "\nhotline found: " << j["findings"].dump(1);
     EXPECT_EQ(numa_local, crosses) << "numa-local prescribed: " << numa_local << "; " << mf.why({"nodes"});
+}
+
+// tcp-crr's connection churn on several CPUs of one node: the cross-CPU finding
+// prescribes cpu-local in its scenario and rfs on this host, each with a
+// command that, run (shortened to two trials per arm), reaches a verdict.
+TEST(HostDiagnose, CrossCpuChurnPrescribesCpuLocalAndRfsWithCommandsThatReachAVerdict) {
+    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
+    const MachineFacts& mf = MachineFacts::get();
+    std::set<int> nodes;
+    const int cpus = int(sysconf(_SC_NPROCESSORS_ONLN));
+    for (int cpu = 0; cpu < cpus; ++cpu) nodes.insert(mf.node_of(cpu));
+    if (cpus < 2 || nodes.size() > 1) GTEST_SKIP() << "needs two CPUs on one node; " << mf.why({"nodes"});
+    CmdResult js = run(hosttest::hotline() + " diagnose --scenario tcp-crr -d 3s --json");
+    ASSERT_EQ(js.rc, 0) << js.err;
+    auto j = nlohmann::json::parse(js.out);
+    std::map<std::string, std::string> confirm;
+    for (auto& f : j["findings"])
+        if (f["rule"] == "dst-cross-cpu-handoffs")
+            for (auto& a : f["fixes"])
+                if (a["prescribed"].get<bool>()) confirm[a["fix"]] = a["confirm"];
+    ASSERT_TRUE(confirm.count("cpu-local")) << j["findings"].dump(1);
+    ASSERT_TRUE(confirm.count("rfs")) << j["findings"].dump(1);
+    EXPECT_NE(confirm["cpu-local"].find("--scenario tcp-crr"), std::string::npos) << confirm["cpu-local"];
+    EXPECT_NE(confirm["rfs"].find("--live --allow-global"), std::string::npos) << confirm["rfs"];
+    for (auto& [fix, cmd] : confirm) {
+        if (fix != "cpu-local" && fix != "rfs") continue;
+        std::string shortened = cmd + " --trials 2 --max-trials 2 --yes";
+        if (auto at = shortened.find("--observe 10s"); at != std::string::npos) shortened.replace(at, 13, "--observe 1s");
+        else shortened += " -d 1s";
+        if (fix == "cpu-local") shortened.replace(shortened.find(" --yes"), 6, "");
+        CmdResult v = run(shortened.replace(0, 7, hosttest::hotline()) + " --json");
+        EXPECT_GE(v.rc, 0) << cmd;
+        EXPECT_LE(v.rc, 3) << "no verdict from: " << shortened << "\n" << v.err;
+    }
 }

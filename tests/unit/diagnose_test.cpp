@@ -361,3 +361,25 @@ TEST(DiagnoseDiscover, ARecordingWithoutDiscoverJudgesNoTypeRule) {
     EXPECT_TRUE(of_rule(d, "discovered-type-handoffs").empty());
     for (const auto& u : d.unjudged) EXPECT_EQ(u.rule.find("discovered-"), std::string::npos) << u.rule;
 }
+
+// A fix that runs live is confirmed on the recorded command, typed as a shell
+// needs it; one that needs hotline's scenario keeps the scenario form.
+TEST(DiagnoseConfirm, LiveFixesAreConfirmedOnTheRecordedCommandAndScenarioFixesInTheirScenario) {
+    auto cat = FixCatalog::builtin();
+    ASSERT_TRUE(cat);
+    RuleDef rule;
+    FixAdvice a;
+    set_confirmation(a, *cat->find("rfs"), rule, {});
+    EXPECT_EQ(a.confirm, "hotline validate --fix rfs --live --allow-global --targets dst_release --observe 10s");
+    set_confirmation(a, *cat->find("rfs"), rule, {"wrk", "-c", "8", "http://h/a b", "it's"});
+    EXPECT_EQ(a.confirm, "hotline validate --fix rfs --live --allow-global --targets dst_release -- wrk -c 8 "
+                         "'http://h/a b' 'it'\\''s'");
+    set_confirmation(a, *cat->find("placement"), rule, {"./svc", "--port=80"});
+    EXPECT_EQ(a.confirm, "hotline validate --fix placement --live --targets dst_release -- ./svc --port=80");
+    set_confirmation(a, *cat->find("placement"), rule, {});
+    EXPECT_EQ(a.confirm, "hotline validate --fix placement --scenario tcp-crr --targets dst_release");
+    set_confirmation(a, *cat->find("cpu-local"), rule, {"./svc"});
+    EXPECT_EQ(a.confirm, "hotline validate --fix cpu-local --scenario tcp-crr --targets dst_release");
+    set_confirmation(a, *cat->find("rfs"), rule, {"printf", "\x1b[2J"});
+    EXPECT_EQ(a.confirm.find('\x1b'), std::string::npos) << "a control character reached the confirmation";
+}

@@ -74,6 +74,9 @@ struct DiagnoseInput {
     // The recording's "discover" section (per struct type), null without one:
     // rules on discover.*.<metric> are judged once per type it lists.
     nlohmann::json discover;
+    // The command the recording ran (`record -- COMMAND`), empty for a scenario
+    // or built-in workload: fixes that run live are confirmed on it.
+    std::vector<std::string> command;
 };
 
 // The sysctls the rules read (knob.<sysctl> metrics), to be stored with a recording.
@@ -117,6 +120,10 @@ private:
 
 // The command that confirms a fix: `hotline validate` for runtime fixes, the
 // kernel-pair procedure otherwise.  The one place these command lines are built.
-void set_confirmation(FixAdvice& a, const FixDef& fix, const RuleDef& rule);
+// The command that confirms the fix: `validate --live ... -- COMMAND` for a
+// fix that runs live when the recording was of a command (or a fix with no
+// scenario: then --observe without one), the scenario form otherwise, `ab` for
+// kernel pairs.
+void set_confirmation(FixAdvice& a, const FixDef& fix, const RuleDef& rule, const std::vector<std::string>& command);
 
 }  // namespace hotline
