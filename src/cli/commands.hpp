@@ -54,6 +54,8 @@ std::string examples(std::initializer_list<const char*> lines);
 // Before parsing: a word where a subcommand must stand that names none is
 // reported with the closest name; the exit status then, else nullopt.
 std::optional<int> check_subcommand_words(CLI::App& app, int argc, char** argv);
+// The subcommand the words before "--" name (the app itself when none).
+CLI::App* named_subcommand(CLI::App& app, int argc, char** argv);
 
 struct ProbeArgs {
     bool json = false;

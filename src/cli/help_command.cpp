@@ -71,7 +71,11 @@ std::string exit_status_help() {
         kExitOk, kExitError, exit_code(Verdict::kInconclusive), kExitNothingObservable, kExitBudget, kExitUsage);
 }
 
-std::optional<int> check_subcommand_words(CLI::App& app, int argc, char** argv) {
+namespace {
+
+// Walks the subcommand words before "--"; *unknown is the first word that
+// names no subcommand where one is expected.  Returns the last one named.
+CLI::App* walk_subcommands(CLI::App& app, int argc, char** argv, std::string* unknown) {
     CLI::App* cur = &app;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
@@ -82,11 +86,28 @@ std::optional<int> check_subcommand_words(CLI::App& app, int argc, char** argv) 
         }
         if (subcommands_of(*cur).empty()) break;  // from here on, positionals
         CLI::App* sub = find_subcommand(*cur, arg);
-        if (!sub) return unknown_subcommand(*cur, arg);
+        if (!sub) {
+            *unknown = arg;
+            break;
+        }
         cur = sub;
         if (sub->get_name() == "help") break;  // its words are checked when it runs
     }
+    return cur;
+}
+
+}  // namespace
+
+std::optional<int> check_subcommand_words(CLI::App& app, int argc, char** argv) {
+    std::string unknown;
+    CLI::App* cur = walk_subcommands(app, argc, argv, &unknown);
+    if (!unknown.empty()) return unknown_subcommand(*cur, unknown);
     return std::nullopt;
+}
+
+CLI::App* named_subcommand(CLI::App& app, int argc, char** argv) {
+    std::string unknown;
+    return walk_subcommands(app, argc, argv, &unknown);
 }
 
 void add_help_command(CLI::App& app, HelpArgs& h) {

@@ -1,6 +1,7 @@
 // hotline command line: parses arguments and hands off to the library.  Help
 // texts name the defaults from the structures that define them.
 #include <CLI/CLI.hpp>
+#include <string_view>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -131,6 +132,36 @@ CLI::App* add_serve_command(CLI::App& app, daemon::ServeArgs& serve) {
 }  // namespace
 }  // namespace hotline::cli
 
+namespace {
+
+// The subcommand the words before the first "--" select, and its trailing
+// positional (the command to run, or vm's hotline arguments), if it has one.
+CLI::Option* trailing_positional(CLI::App& app, int argc, char** argv) {
+    CLI::App* cur = hotline::cli::named_subcommand(app, argc, argv);
+    if (cur == &app) return nullptr;
+    if (auto* o = cur->get_option_no_throw("command")) return o;
+    return cur->get_option_no_throw("args");
+}
+
+// CLI11 ends a vector option's values at "--" and then parses what follows as
+// options (`validate -t dst_release -- sh -c x` would read `-c`): the words
+// after the first "--" are given to the subcommand's trailing positional
+// as they are.
+void parse_with_command(CLI::App& app, int argc, char** argv) {
+    int dashes = 1;
+    while (dashes < argc && std::string_view(argv[dashes]) != "--") ++dashes;
+    CLI::Option* trailing = dashes < argc ? trailing_positional(app, argc, argv) : nullptr;
+    if (!trailing) {
+        app.parse(argc, argv);
+        return;
+    }
+    app.parse(dashes, argv);
+    for (int i = dashes + 1; i < argc; ++i) trailing->add_result(argv[i]);
+    trailing->run_callback();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace hotline::cli;
     CLI::App app{"hotline: find kernel cache-line contention and prove a fix removes it"};
@@ -171,7 +202,7 @@ int main(int argc, char** argv) {
 
     if (auto rc = check_subcommand_words(app, argc, argv)) return *rc;
     try {
-        app.parse(argc, argv);
+        parse_with_command(app, argc, argv);
     } catch (const CLI::ParseError& e) {
         return usage_error(app, e);
     }

@@ -184,10 +184,7 @@ void add_validate_commands(CLI::App& app, ValidateCli& a) {
     v->add_option("command", a.command, "With --live: the workload to run in each trial (after --)");
     v->footer(examples({"hotline validate --fix numa-local -o verdict.json --junit verdict.xml",
                         "hotline validate --fix early-demux-off --scenario tcp-crr --trials 5 -d 2s",
-                        "hotline validate --fix tcp-low-latency --allow-global",
-                        "hotline validate --fix rfs --live --allow-global --metric 'ops_per_s (\\S+)' -- ./loadgen",
-                        "hotline validate --fix placement --live --fix-cpus 0-3 -d 5s -- ./client.sh",
-                        "hotline validate --fix rfs --live --allow-global --yes --observe 10s --ops segments"}));
+                        "hotline validate --fix rfs --live --allow-global --metric 'ops_per_s (\\S+)' -- ./loadgen"}));
 
     a.diff = app.add_subcommand("diff", "Judge a kernel-pair fix between two recordings (baseline kernel first); "
                                         "exit codes as validate");

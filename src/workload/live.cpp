@@ -247,7 +247,10 @@ Status LiveTraffic::finish_run() {
         auto v = read_output_metric(m, out);
         if (!v) v = read_output_metric(m, read_tail(run_->err));
         if (!v) return v.error();
-        if (m.name == kThroughputMetric) current_.ops += *v * wall;
+        if (m.name == kThroughputMetric) {
+            current_.ops += *v * wall;
+            runs_seconds_ += wall;
+        }
         else current_.extra[m.name] = *v;
     }
     run_.reset();
@@ -262,6 +265,7 @@ bool LiveTraffic::has_throughput_metric() const {
 
 Status LiveTraffic::begin(const std::vector<int>& cpus, double length_s) {
     current_ = LiveRun{};
+    runs_seconds_ = 0;
     failed_.reset();
     cpus_ = cpus;
     length_s_ = length_s;
@@ -310,6 +314,10 @@ Result<LiveRun> LiveTraffic::end() {
         current_.ops = double(*ops - std::min(*ops, ops_before_));
     } else if (!has_throughput_metric()) {
         current_.ops = current_.runs;
+    } else {
+        // The metric is the command's rate over its own run, not over the
+        // trial's polling: ops / seconds gives it back exactly.
+        current_.seconds = runs_seconds_;
     }
     if (cut_short && current_.runs == 0 && !opts_.command.empty())
         return make_error("the trial ended before the command's first run did", EINTR);

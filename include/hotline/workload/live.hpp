@@ -56,7 +56,7 @@ struct LiveOptions {
 
 // One trial's numbers.
 struct LiveRun {
-    double seconds = 0;      // wall time of the trial's traffic
+    double seconds = 0;      // wall time of the trial's traffic (of its run, with a throughput metric)
     double ops = 0;
     double cpu_seconds = 0;  // every CPU's busy time over the trial
     int runs = 0;            // command runs in the trial
@@ -103,6 +103,7 @@ private:
     double length_s_ = 0;
     std::uint64_t ops_before_ = 0;
     double busy_before_ = 0;
+    double runs_seconds_ = 0;  // wall time of the trial's runs that printed a throughput
     LiveRun current_;
     std::optional<Error> failed_;
 };
