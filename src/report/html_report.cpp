@@ -11,6 +11,7 @@
 
 #include "discover_html.hpp"
 #include "hotline/report/charts.hpp"
+#include "hotline/report/document_bounds.hpp"
 #include "hotline/report/finding_output.hpp"
 #include "hotline/base/json_limits.hpp"
 #include "hotline/report/output.hpp"
@@ -514,8 +515,24 @@ std::vector<std::string> html_schemas() {
     return s;
 }
 
+// A recording read back from a file is drawn only within bounds (CPU and node
+// ids, per-CPU arrays, matrices, buckets): anything else was not written by
+// hotline.
+Status recording_in_bounds(const json& doc, const std::string& name) {
+    if (str(doc, "schema") != kRecordingSchema) return ok_status();
+    auto problems = recording_bound_problems(doc);
+    if (problems.empty()) return ok_status();
+    return make_error(fmt::format("{}: {}", name.empty() ? "the recording" : name, fmt::join(problems, "; ")), EINVAL,
+                      "this is not a recording hotline wrote (or it was edited): record it again with `hotline record -o FILE`");
+}
+
 Result<std::string> render_html(const HtmlInput& in) {
     std::string schema = str(in.doc, "schema");
+    if (auto st = recording_in_bounds(in.doc, in.source); !st) return st.error();
+    if (in.baseline)
+        if (auto st = recording_in_bounds(*in.baseline, "the baseline recording"); !st) return st.error();
+    if (in.candidate)
+        if (auto st = recording_in_bounds(*in.candidate, "the candidate recording"); !st) return st.error();
     for (auto& p : kPages)
         if (schema == p.schema) {
             std::string title = p.title;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 
@@ -232,4 +233,45 @@ TEST(HtmlReport, EveryStringOfTheDocumentIsText) {
     auto trials = render_html(HtmlInput{mixed, "", {}, {}});
     ASSERT_TRUE(trials) << trials.error().message();
     expect_inert(*trials, "6.18.0");
+}
+
+// A recording from outside is drawn only within bounds: an id or array that
+// no machine has is refused with where it is, never indexed or allocated.
+TEST(HtmlReport, RecordingsOutOfBoundsAreRefusedWithWhere) {
+    const nlohmann::json good = golden_document("recording.json");
+    struct Case {
+        const char* says;
+        std::function<void(nlohmann::json&)> edit;
+    } cases[] = {
+        {"topology.cpus[0].node is -1", [](auto& d) { d["topology"]["cpus"][0]["node"] = -1; }},
+        {"topology.cpus[0].node is -100000000", [](auto& d) { d["topology"]["cpus"][0]["node"] = -100000000; }},
+        {"topology.cpus[0].node is 3000000000", [](auto& d) { d["topology"]["cpus"][0]["node"] = 3000000000LL; }},
+        {"topology.cpus[0].node is 1e+308", [](auto& d) { d["topology"]["cpus"][0]["node"] = 1e308; }},
+        {"topology.cpus[1].node is 1000000", [](auto& d) { d["topology"]["cpus"][1]["node"] = 1000000; }},
+        {"topology.cpus[0].cpu is 9000", [](auto& d) { d["topology"]["cpus"][0]["cpu"] = 9000; }},
+        {"intervals[0].targets[0].calls has 2000000 entries",
+         [](auto& d) { d["intervals"][0]["targets"][0]["calls"] = std::vector<int>(2000000, 1); }},
+        {"intervals[0].targets[0].handoffs.node_matrix has 300 entries",
+         [](auto& d) {
+             d["intervals"][0]["targets"][0]["handoffs"]["node_matrix"] =
+                 std::vector<std::vector<int>>(300, std::vector<int>(2, 1));
+         }},
+        {"node_matrix[0] has 500 entries",
+         [](auto& d) { d["totals"]["targets"][0]["handoffs"]["node_matrix"][0] = std::vector<int>(500, 1); }},
+        {".buckets has 500000 entries",
+         [](auto& d) {
+             auto& h = d["histograms"].begin().value();
+             h["buckets"] = std::vector<nlohmann::json>(500000, h["buckets"][0]);
+         }},
+    };
+    for (auto& c : cases) {
+        SCOPED_TRACE(c.says);
+        nlohmann::json d = good;
+        c.edit(d);
+        auto page = render_html(HtmlInput{d, "rec.json", {}, {}});
+        ASSERT_FALSE(page);
+        EXPECT_NE(page.error().message().find(c.says), std::string::npos) << page.error().message();
+        EXPECT_NE(page.error().message().find("rec.json"), std::string::npos);
+    }
+    EXPECT_TRUE(render_html(HtmlInput{good, "rec.json", {}, {}}));
 }
