@@ -515,6 +515,13 @@ std::vector<std::string> html_schemas() {
     return s;
 }
 
+std::size_t max_page_bytes(const HtmlInput& in) {
+    std::size_t bytes = in.doc.dump().size();
+    if (in.baseline) bytes += in.baseline->dump().size();
+    if (in.candidate) bytes += in.candidate->dump().size();
+    return kPageBaseBytes + kMaxPageGrowth * bytes;
+}
+
 // A recording read back from a file is drawn only within bounds (CPU and node
 // ids, per-CPU arrays, matrices, buckets): anything else was not written by
 // hotline.
@@ -537,7 +544,12 @@ Result<std::string> render_html(const HtmlInput& in) {
         if (schema == p.schema) {
             std::string title = p.title;
             if (auto fix = str(in.doc, "fix"); !fix.empty()) title += ": " + fix + " " + str(in.doc, "verdict");
-            return page(title, p.body(in));
+            std::string html = page(title, p.body(in));
+            if (html.size() > max_page_bytes(in))
+                return make_error(fmt::format("the page would be {} bytes, more than {} times its document", html.size(),
+                                              kMaxPageGrowth),
+                                  EFBIG, "this is not a document hotline wrote (or it was edited)");
+            return html;
         }
     std::string known;
     for (auto& s : html_schemas()) known += (known.empty() ? "" : ", ") + s;

@@ -1,7 +1,7 @@
 // `hotline report FILE.json`: the HTML page of any saved document (recording,
 // verdict, diagnosis), chosen by its schema.  Any document gives a page or an
-// error, never an exception or a crash; a diff verdict is rendered with the
-// document itself as both recordings it names.
+// error, never an exception or a crash, and no page past max_page_bytes; a
+// diff verdict is rendered with the document itself as both recordings it names.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -16,11 +16,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto doc = parse_json_limited(s);
     if (!doc) return 0;
     HtmlInput in{*doc, "input.json", std::nullopt, std::nullopt};
-    (void)render_html(in);
+    // The amplification cap holds for every page that renders.
+    if (auto page = render_html(in); page && page->size() > max_page_bytes(in)) __builtin_trap();
     if (doc->is_object() && doc->contains("mode")) {
         in.baseline = *doc;
         in.candidate = *doc;
-        (void)render_html(in);
+        if (auto page = render_html(in); page && page->size() > max_page_bytes(in)) __builtin_trap();
     }
     return 0;
 }

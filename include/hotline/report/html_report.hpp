@@ -20,7 +20,14 @@ struct HtmlInput {
     std::optional<nlohmann::json> baseline, candidate;
 };
 
-// The page, or an error naming the schema when it is not one hotline renders.
+// A page is at most this many times its documents' JSON plus a fixed part
+// (style, headers, empty charts); hotline's own documents give 1-4 times.
+inline constexpr std::size_t kMaxPageGrowth = 16;
+inline constexpr std::size_t kPageBaseBytes = 256 * 1024;
+std::size_t max_page_bytes(const HtmlInput& in);
+
+// The page, or an error naming the schema when it is not one hotline renders
+// (or the recording out of bounds, or the page past max_page_bytes).
 Result<std::string> render_html(const HtmlInput& in);
 
 // The schemas render_html accepts, for error messages and help.
