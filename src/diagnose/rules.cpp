@@ -2,6 +2,8 @@
 // error as FILE:LINE, metric names checked against the model's table of names.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -20,7 +22,12 @@ namespace {
 bool is_target(std::string_view name) { return find_target(name) != nullptr; }
 
 std::optional<double> number(TomlErrors& errs, const TomlValue& v, std::string_view name) {
-    if (v.kind == TomlValue::Kind::kFloat) return v.floating;
+    if (v.kind == TomlValue::Kind::kFloat) {
+        if (std::isfinite(v.floating)) return v.floating;
+        errs.add(v.line, fmt::format("{} must be a finite number, not {}", name, v.floating),
+                 "a threshold of nan or inf can never be met, or always is");
+        return std::nullopt;
+    }
     if (v.kind == TomlValue::Kind::kInteger) return double(v.integer);
     errs.add(v.line, fmt::format("{} must be a number", name));
     return std::nullopt;

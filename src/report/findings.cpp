@@ -3,6 +3,9 @@
 
 #include "hotline/report/finding_output.hpp"
 #include "hotline/report/output.hpp"
+#include "hotline/report/terminal.hpp"
+
+#include <sstream>
 
 namespace hotline {
 
@@ -89,7 +92,8 @@ void render_section(std::ostream& os, const char* title, const std::vector<std::
 
 }  // namespace
 
-void render_diagnosis_text(std::ostream& os, const Diagnosis& d) {
+void render_diagnosis_text(std::ostream& out, const Diagnosis& d) {
+    std::ostringstream os;
     os << fmt::format("diagnosis of {} (kernel {}): {} finding{} from {} rules\n\n", d.recording,
                       d.kernel.empty() ? "?" : d.kernel, d.findings.size(), d.findings.size() == 1 ? "" : "s",
                       d.rules);
@@ -100,14 +104,16 @@ void render_diagnosis_text(std::ostream& os, const Diagnosis& d) {
     for (auto& u : d.unjudged) unjudged.push_back(u.rule + ": " + u.why);
     render_section(os, "not judged (a number the rule needs was not measured):", unjudged);
     render_section(os, "mechanisms this kernel refused:", d.refused);
+    out << terminal_safe(os.str());
 }
 
-void render_findings_brief(std::ostream& os, const Diagnosis& d, std::size_t top) {
+void render_findings_brief(std::ostream& out, const Diagnosis& d, std::size_t top) {
     if (d.findings.empty()) {
-        os << fmt::format("findings: none from {} rules ({} not judged: `hotline diagnose FILE` says why)\n", d.rules,
-                          d.unjudged.size());
+        out << fmt::format("findings: none from {} rules ({} not judged: `hotline diagnose FILE` says why)\n", d.rules,
+                           d.unjudged.size());
         return;
     }
+    std::ostringstream os;
     for (std::size_t i = 0; i < d.findings.size() && i < top; ++i) {
         const Finding& f = d.findings[i];
         std::vector<std::string> fixes;
@@ -116,6 +122,7 @@ void render_findings_brief(std::ostream& os, const Diagnosis& d, std::size_t top
         os << fmt::format("finding: [{}] {}: {} -> {}\n", to_string(f.severity), f.rule, f.summary,
                           fixes.empty() ? "no applicable fix" : fmt::format("{}", fmt::join(fixes, ", ")));
     }
+    out << terminal_safe(os.str());
 }
 
 }  // namespace hotline

@@ -4,6 +4,9 @@
 
 #include "hotline/fix/fix.hpp"
 #include "hotline/report/fix_output.hpp"
+#include "hotline/report/terminal.hpp"
+
+#include <sstream>
 
 namespace hotline {
 
@@ -75,7 +78,8 @@ nlohmann::json to_json(const Applicability& a) {
     return j;
 }
 
-void render_fix_list_text(std::ostream& os, const FixCatalog& cat, const KernelFacts* facts) {
+void render_fix_list_text(std::ostream& out, const FixCatalog& cat, const KernelFacts* facts) {
+    std::ostringstream os;
     os << fmt::format("{:<26} {:<12} {:<10} {}\n", "NAME", "MODE", "HERE", "SUMMARY");
     for (auto& f : cat.fixes()) {
         std::string here = "-";
@@ -88,9 +92,11 @@ void render_fix_list_text(std::ostream& os, const FixCatalog& cat, const KernelF
         }
         os << fmt::format("{:<26} {:<12} {:<10} {}\n", f.name, to_string(f.mode), here, f.summary);
     }
+    out << terminal_safe(os.str());
 }
 
-void render_fix_text(std::ostream& os, const FixDef& f, const Applicability* here) {
+void render_fix_text(std::ostream& out, const FixDef& f, const Applicability* here) {
+    std::ostringstream os;
     os << fmt::format("{} ({}, defined at {})\n  {}\n", f.name, to_string(f.mode), f.source, f.summary);
     if (!f.description.empty()) {
         os << "\n";
@@ -135,6 +141,7 @@ void render_fix_text(std::ostream& os, const FixDef& f, const Applicability* her
         else
             for (auto& r : here->reasons) os << "  NOT APPLICABLE: " << r << "\n";
     }
+    out << terminal_safe(os.str());
 }
 
 }  // namespace hotline

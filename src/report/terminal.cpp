@@ -14,6 +14,17 @@
 
 namespace hotline {
 
+std::string terminal_safe(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+        else out += c;
+    }
+    return out;
+}
+
 bool colour_wanted(int fd) {
     const char* no = std::getenv("NO_COLOR");
     return isatty(fd) && (no == nullptr || *no == '\0');

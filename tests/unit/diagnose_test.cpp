@@ -179,6 +179,13 @@ TEST(DiagnoseRules, ErrorsNameFileAndLine) {
                   .find("rules.toml:5:"),
               std::string::npos);
     EXPECT_NE(parse_error("[[rule]\n").find("rules.toml:1"), std::string::npos);
+    for (const char* t : {"nan", "inf", "-inf"}) {
+        SCOPED_TRACE(t);
+        EXPECT_NE(parse_error(std::string("[[rule]]\nname = \"x\"\nsummary = \"s\"\nmeaning = \"m\"\n[[rule.when]]\n"
+                                          "metric = \"work.remote_share\"\nabove = ") + t + "\n")
+                      .find("rules.toml:7: \"above\" must be a finite number"),
+                  std::string::npos);
+    }
 }
 
 TEST(DiagnoseRules, RuleFilesBesideTheCatalog) {

@@ -10,6 +10,9 @@
 
 #include "hotline/report/terminal.hpp"
 #include "hotline/report/verdict_output.hpp"
+#include "hotline/report/finding_output.hpp"
+#include "hotline/report/fix_output.hpp"
+#include "hotline/fix/fix.hpp"
 
 using namespace hotline;
 
@@ -164,4 +167,30 @@ TEST(Terminal, ProgressLineFitsANarrowTerminal) {
     EXPECT_LT(end - start, 60u) << s;
     EXPECT_NE(s.find("1 INCONCLUSIVE, 1 PASS", start), std::string::npos) << s;
     EXPECT_EQ(s.find('\x1b', start), end + 1) << "no colour codes cut in half";
+}
+
+// Strings from outside reach the terminal as text: a recording's kernel
+// release, a catalog's summary.  ESC and the other control characters are
+// shown as \xNN; newlines and tabs stay.
+TEST(TerminalSafe, OutsideStringsCannotDriveTheTerminal) {
+    EXPECT_EQ(terminal_safe("a\x1b[2Jb\tc\nd\x07\x7f"), "a\\x1b[2Jb\tc\nd\\x07\\x7f");
+    Diagnosis d;
+    d.recording = "rec.json";
+    d.kernel = "6.1\x1b]0;owned\x07";
+    std::ostringstream diag;
+    render_diagnosis_text(diag, d);
+    EXPECT_EQ(diag.str().find('\x1b'), std::string::npos) << diag.str();
+    EXPECT_NE(diag.str().find("6.1\\x1b]0;owned\\x07"), std::string::npos) << diag.str();
+    auto cat = FixCatalog::parse("[[fix]]\nname = \"x\"\nmode = \"runtime\"\nsummary = \"s\\u001b[31mred\"\n"
+                                 "[[fix.change]]\nsysctl = \"net.ipv4.ip_early_demux\"\nvalue = \"0\"\nscope = \"netns\"\n"
+                                 "[[fix.expect]]\nmetric = \"calls.ipv4_dst_check.per_op\"\ndown = \"10%\"\n",
+                                 "x.toml");
+    ASSERT_TRUE(cat) << cat.error().message();
+    std::ostringstream list, show;
+    render_fix_list_text(list, *cat, nullptr);
+    render_fix_text(show, cat->fixes().front(), nullptr);
+    for (auto* s : {&list, &show}) {
+        EXPECT_EQ(s->str().find('\x1b'), std::string::npos) << s->str();
+        EXPECT_NE(s->str().find("s\\x1b[31mred"), std::string::npos) << s->str();
+    }
 }

@@ -14,6 +14,11 @@ namespace hotline {
 // True when `fd` is a terminal and NO_COLOR is unset or empty (no-color.org).
 bool colour_wanted(int fd);
 
+// Text from outside (a recording's kernel release, a catalog's summary, a
+// rule's meaning) made safe for a terminal: every control character but
+// newline and tab is shown as \xNN instead of acting on the terminal.
+std::string terminal_safe(std::string_view text);
+
 // `text` in the colour of `v` (PASS green, FAIL red, INCONCLUSIVE yellow) when
 // `colour`, else unchanged.
 std::string paint(std::string_view text, Verdict v, bool colour);
