@@ -61,6 +61,7 @@ void add_report_command(CLI::App& app, ReportArgs& a) {
 }
 
 int run_report(const ReportArgs& a) {
+    if (a.output.empty()) return fail(make_error("-o names no file", EINVAL, "give the HTML file to write, e.g. -o rec.html"), kExitUsage);
     auto doc = load_json(a.input);
     if (!doc) return fail(doc.error(), kExitUsage);
     HtmlInput in{*doc, a.input, std::nullopt, std::nullopt};

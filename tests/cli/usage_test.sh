@@ -8,6 +8,7 @@
 set -u
 bin=$1
 usage=64
+fixtures="$(dirname "$0")/../fixtures"
 source "$(dirname "$0")/../lib/checks.sh"
 
 
@@ -78,6 +79,11 @@ expect_usage fixes apply nosuchfix
 expect_usage validate --fix numa-locl
 expect_in "did you mean for validate --fix" "$err" 'did you mean "numa-local"'
 expect_usage validate --fix numa-local --scenario tcp-cr
+expect_usage report "$fixtures/golden/recording.json" -o ''
+expect_in "report -o '' names what is missing" "$err" "-o names no file"
+# The command after -- is the command's, whatever options came before it.
+expect_usage validate --fix placement -t dst_release -- sh -c true
+expect_in "words after -- are the command's" "$err" "add --live"
 expect_usage validate --fix numa-local -t nosuchtarget
 expect_usage validate --fix numa-local -d nonsense
 expect_usage validate
