@@ -7,12 +7,15 @@
 
 #include <fcntl.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 
 #include <fmt/format.h>
 #include <memory>
 
 #include "bounded_pool.hpp"
+#include "hotline/base/util.hpp"
 #include "guarded_stream.hpp"
 #include "head_reader.hpp"
 #include "rejector.hpp"
@@ -84,6 +87,45 @@ TlsContext::~TlsContext() {
     if (ctx_) SSL_CTX_free(ctx_);
 }
 
+namespace {
+
+constexpr std::size_t kMaxPemBytes = 1 << 20;
+
+using BioPtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
+
+BioPtr pem_bio(const std::string& pem) { return BioPtr(BIO_new_mem_buf(pem.data(), int(pem.size())), &BIO_free); }
+
+// The leaf certificate, then every further one as its chain (what
+// SSL_CTX_use_certificate_chain_file does with a file).
+bool use_certificate_chain(SSL_CTX* ctx, const std::string& pem) {
+    BioPtr bio = pem_bio(pem);
+    if (!bio) return false;
+    X509* leaf = PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr);
+    if (!leaf) return false;
+    const bool ok = SSL_CTX_use_certificate(ctx, leaf) == 1;
+    X509_free(leaf);
+    if (!ok || SSL_CTX_clear_chain_certs(ctx) != 1) return false;
+    while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr))
+        if (SSL_CTX_add0_chain_cert(ctx, ca) != 1) {
+            X509_free(ca);
+            return false;
+        }
+    ERR_clear_error();  // the end of the PEM data reads as an error
+    return true;
+}
+
+bool use_private_key(SSL_CTX* ctx, const std::string& pem) {
+    BioPtr bio = pem_bio(pem);
+    if (!bio) return false;
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+    if (!key) return false;
+    const bool ok = SSL_CTX_use_PrivateKey(ctx, key) == 1;
+    EVP_PKEY_free(key);
+    return ok;
+}
+
+}  // namespace
+
 std::string TlsContext::load(const std::string& cert_pem, const std::string& key_pem) {
     auto fail = [&](const std::string& what) {
         unsigned long e = ERR_get_error();
@@ -96,10 +138,14 @@ std::string TlsContext::load(const std::string& cert_pem, const std::string& key
     if (!ctx_) return fail("TLS: cannot create a context");
     SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
     SSL_CTX_set_options(ctx_, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
-    if (SSL_CTX_use_certificate_chain_file(ctx_, cert_pem.c_str()) != 1)
-        return fail("TLS: cannot load certificate " + cert_pem);
-    if (SSL_CTX_use_PrivateKey_file(ctx_, key_pem.c_str(), SSL_FILETYPE_PEM) != 1)
-        return fail("TLS: cannot load private key " + key_pem);
+    // Read by hotline, not by OpenSSL: a FIFO, a device or a huge file given as
+    // the certificate is refused instead of hanging or filling memory.
+    auto cert = read_file(cert_pem, kMaxPemBytes);
+    if (!cert) return "TLS: certificate: " + cert.error().message();
+    auto key = read_file(key_pem, kMaxPemBytes);
+    if (!key) return "TLS: private key: " + key.error().message();
+    if (!use_certificate_chain(ctx_, *cert)) return fail("TLS: cannot load certificate " + cert_pem);
+    if (!use_private_key(ctx_, *key)) return fail("TLS: cannot load private key " + key_pem);
     if (SSL_CTX_check_private_key(ctx_) != 1) return fail("TLS: key does not match the certificate");
     return {};
 }

@@ -81,6 +81,15 @@ expect_in "did you mean for validate --fix" "$err" 'did you mean "numa-local"'
 expect_usage validate --fix numa-local --scenario tcp-cr
 expect_usage report "$fixtures/golden/recording.json" -o ''
 expect_in "report -o '' names what is missing" "$err" "-o names no file"
+# A FIFO given as the TLS certificate is refused, not waited on.
+tmpd=$(mktemp -d)
+mkfifo "$tmpd/cert.pem"
+printf '[tls]\ncert = "%s"\nkey = "%s"\n' "$tmpd/cert.pem" "$tmpd/cert.pem" > "$tmpd/serve.toml"
+err=$(timeout 20 "$bin" serve --check-config --config "$tmpd/serve.toml" 2>&1 </dev/null)
+rc=$?
+assert "serve --check-config with a FIFO certificate exits $usage (got $rc: $err)" test "$rc" = "$usage"
+expect_in "a FIFO certificate is named" "$err" "not a regular file"
+rm -rf "$tmpd"
 # The command after -- is the command's, whatever options came before it.
 expect_usage validate --fix placement -t dst_release -- sh -c true
 expect_in "words after -- are the command's" "$err" "add --live"
