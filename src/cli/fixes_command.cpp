@@ -127,6 +127,7 @@ int run_apply(const FixesCli& a, const FixCatalog& cat) {
     auto journal = Journal::open(jo, io);
     if (!journal) return fail(journal.error(), kExitError);
     print_report((*journal)->recovered(), "previous run: ");
+    if (auto fits = (*journal)->check_fits(plan->writes); !fits) return fail(fits.error(), kExitError);
     Applied applied = apply_writes(**journal, *plan, signals);
     if (applied == Applied::kAll && !signals.received()) hold(fix->name, duration, signals);
     RestoreReport rep = (*journal)->restore();

@@ -366,6 +366,11 @@ Result<RestoreReport> settle(const std::string& dir, const std::string& boot_id,
     std::string path = dir + "/" + kJournalFile;
     struct stat st {};
     if (lstat(path.c_str(), &st) && errno == ENOENT) return rep;
+    if (S_ISREG(st.st_mode) && std::uint64_t(st.st_size) > kMaxJournalBytes)
+        return damaged_journal(path, fmt::format("{} bytes, more than the {} hotline reads back; the knobs it names "
+                                                 "could not be read",
+                                                 st.st_size, kMaxJournalBytes),
+                               archive(dir, "too-large"), nullptr);
     auto text = S_ISREG(st.st_mode) ? read_file(path, kMaxJournalBytes) : Result<std::string>(std::string());
     if (!text) return text.error();
     nlohmann::json doc;
@@ -448,6 +453,29 @@ Result<std::unique_ptr<Journal>> Journal::open(const JournalOptions& opts, KnobI
     std::unique_ptr<Journal> j(new Journal(opts, io, std::move(*lock), std::move(*boot)));
     j->recovered_ = std::move(*rep);
     return j;
+}
+
+Status Journal::check_fits(const std::vector<KnobWrite>& writes) {
+    std::vector<JournalEntry> all = entries_;
+    for (auto& w : writes) {
+        JournalEntry e;
+        e.kind = w.kind;
+        e.name = w.name;
+        e.scope = w.scope;
+        e.netns = w.netns;
+        e.fix = w.fix;
+        e.new_value = normalize_value(w.value);
+        auto rel = knob_relpath(w.kind, w.name);
+        auto old = rel ? io_.read(w.kind, *rel, w.netns) : Result<std::string>(rel.error());
+        e.old_value = old ? normalize_value(*old) : e.new_value;
+        all.push_back(std::move(e));
+    }
+    const std::size_t bytes = journal_doc(boot_id_, opts_.owner, all).size();
+    if (bytes <= kMaxJournalBytes) return ok_status();
+    return make_error(fmt::format("the journal of these {} changes would be {} bytes, more than the {} hotline reads "
+                                  "back after a crash; nothing was changed",
+                                  writes.size(), bytes, kMaxJournalBytes),
+                      EFBIG, "split the fix into smaller ones (docs/limits.md)");
 }
 
 Status Journal::persist() {

@@ -224,6 +224,8 @@ std::optional<std::string> Run::open(const KernelInfo& kernel, const Topology& t
     if (!session_->plan().any_observable()) return std::string(kNothingObservable);
     if (auto err = open_traffic()) return err;
     auto err = plan_fix(topo);
+    if (!err)
+        if (auto fits = journal_->check_fits(plan_.writes); !fits) err = fits.error().message();
     if (!err) err = confirm_changes();
     if (err) {
         finish_scenario();

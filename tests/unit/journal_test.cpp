@@ -446,3 +446,43 @@ TEST(Journal, APlantedTempFileSymlinkIsNotFollowed) {
     EXPECT_EQ(f.d.read("victim"), "precious\n");
     (*j)->restore();
 }
+
+// A journal hotline writes is one it can read back: a fix whose journal would
+// pass the read limit is refused before its first change, and a journal too
+// large to read is archived with the reason, so it blocks no later run.
+TEST(Journal, AJournalTooLargeToReadBackIsRefusedBeforeAndArchivedAfter) {
+    Fixture f;
+    std::vector<KnobWrite> writes;
+    const std::string mask(1000, 'f');  // an rps_cpus-like value of a large machine
+    for (int i = 0; i < 1200; ++i) {
+        const std::string name = "net.ipv4.conf.veth" + std::to_string(i) + ".rp_filter";
+        f.d.write("proc/sys/net/ipv4/conf/veth" + std::to_string(i) + "/rp_filter", "1\n");
+        writes.push_back(write_of(name, mask));
+    }
+    FsKnobIo io(f.roots);
+    {
+        auto j = Journal::open(f.opts, io);
+        ASSERT_TRUE(j) << j.error().message();
+        auto fits = (*j)->check_fits(writes);
+        ASSERT_FALSE(fits);
+        EXPECT_NE(fits.error().message().find("nothing was changed"), std::string::npos) << fits.error().message();
+        EXPECT_TRUE((*j)->check_fits({writes.begin(), writes.begin() + 10}));
+        EXPECT_EQ(f.val("net/ipv4/conf/veth0/rp_filter"), "1");
+        EXPECT_FALSE(f.journal_exists());
+    }
+    // What a killed older hotline could leave: 1.2 MB of journal.
+    nlohmann::json doc{{"schema", "hotline.journal"}, {"version", 1}, {"boot_id", "aaaa-1111"}, {"pid", 1},
+                       {"owner", "x"}, {"entries", nlohmann::json::array()}};
+    for (int i = 0; i < 12000; ++i)
+        doc["entries"].push_back({{"kind", "sysctl"}, {"name", "net.ipv4.conf.veth" + std::to_string(i) + ".rp_filter"},
+                                  {"scope", "global"}, {"old", "1"}, {"new", "0"}, {"netns", nullptr}});
+    ASSERT_GT(doc.dump().size(), 1u << 20);
+    f.d.write("journal/journal.json", doc.dump());
+    auto t = recover(f.opts, io);
+    ASSERT_FALSE(t);
+    EXPECT_NE(t.error().message().find("more than the 1048576 hotline reads back"), std::string::npos)
+        << t.error().message();
+    EXPECT_NE(t.error().message().find("moved to"), std::string::npos) << t.error().message();
+    EXPECT_FALSE(f.journal_exists());
+    EXPECT_TRUE(Journal::open(f.opts, io)) << "the next run is not blocked";
+}

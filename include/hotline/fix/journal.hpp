@@ -230,6 +230,10 @@ public:
     // not touched) or the write is refused by policy (scope); everything the
     // kernel refuses is an ApplyResult with kCouldNotApply.
     Result<ApplyResult> apply(const KnobWrite& w);
+    // Before the first of `writes`: an error when the journal holding all of
+    // them would pass the size hotline reads journals back at (it could then
+    // not restore them after a crash).  Nothing is written.
+    Status check_fits(const std::vector<KnobWrite>& writes);
     // Undoes every applied change, newest first.  Safe to call more than once.
     RestoreReport restore();
     std::size_t pending() const { return entries_.size(); }
