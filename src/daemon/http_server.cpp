@@ -176,7 +176,10 @@ GuardedServer::GuardedServer(const HttpLimits& limits, HttpRejections& rejection
             res.set_header("Allow", "GET, HEAD");
             return HandlerResponse::Handled;
         }
-        if (!auth_users_.empty() && !check_basic_auth(req.get_header_value("Authorization"), auth_users_)) {
+        // Two Authorization headers are ambiguous (a proxy may check one, hotline
+        // the other): refused like a wrong password.
+        if (!auth_users_.empty() && (req.get_header_value_count("Authorization") != 1 ||
+                                     !check_basic_auth(req.get_header_value("Authorization"), auth_users_))) {
             ++rejections_.auth;
             text(401);
             res.set_header("WWW-Authenticate", "Basic realm=\"hotline\", charset=\"UTF-8\"");

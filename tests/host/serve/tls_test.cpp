@@ -41,6 +41,16 @@ TEST(ServeHost, TlsAndBasicAuth) {
     ASSERT_TRUE(good);
     EXPECT_EQ(good->status, 200);
     EXPECT_NE(good->body.find("hotline_calls_total"), std::string::npos);
+    // The right credentials twice, or beside wrong ones (prom:secret, prom:wrong): ambiguous, refused.
+    const std::string right = "Basic cHJvbTpzZWNyZXQ=";
+    const std::string wrong = "Basic cHJvbTp3cm9uZw==";
+    for (auto& [first, second] : {std::pair{right, wrong}, std::pair{wrong, right}, std::pair{right, right}}) {
+        httplib::SSLClient two("127.0.0.1", d.port());
+        two.enable_server_certificate_verification(false);
+        auto r = two.Get("/metrics", httplib::Headers{{"Authorization", first}, {"Authorization", second}});
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 401) << "two Authorization headers";
+    }
     // Plain HTTP at the TLS port gets no answer, and serving goes on.
     std::string plain = get(d.port(), "/metrics");
     EXPECT_NE(status_of(plain), 200);
