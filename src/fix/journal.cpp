@@ -608,6 +608,16 @@ RestoreReport Journal::restore() {
 }
 
 Result<RestoreReport> recover(const JournalOptions& opts, KnobIo& io) {
+    // With no journal there is nothing to settle: the directory and its lock
+    // are not created (`restore --journal-dir /etc` left /etc/lock).  Every
+    // writer holds the machine lock, so the journal cannot appear meanwhile.
+    const std::string path = opts.dir + "/" + kJournalFile;
+    struct stat st {};
+    if (lstat(path.c_str(), &st) && errno == ENOENT) {
+        auto machine = RunLock::acquire_file(opts.machine_lock);
+        if (!machine) return machine.error();
+        if (lstat(path.c_str(), &st) && errno == ENOENT) return RestoreReport{};
+    }
     auto lock = RunLocks::acquire(opts);
     if (!lock) return lock.error();
     auto boot = io.boot_id();

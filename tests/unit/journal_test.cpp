@@ -486,3 +486,21 @@ TEST(Journal, AJournalTooLargeToReadBackIsRefusedBeforeAndArchivedAfter) {
     EXPECT_FALSE(f.journal_exists());
     EXPECT_TRUE(Journal::open(f.opts, io)) << "the next run is not blocked";
 }
+
+// Restore with nothing to restore leaves the directory it was pointed at as it
+// was: no lock file, no directory created.
+TEST(Journal, RestoreWithNoJournalCreatesNothing) {
+    Fixture f;
+    TempDir elsewhere;
+    elsewhere.write("passwd", "root:x:0:0\n");
+    JournalOptions o = f.opts;
+    o.dir = elsewhere.path();
+    FsKnobIo io(f.roots);
+    auto r = recover(o, io);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_TRUE(r->items.empty());
+    EXPECT_FALSE(elsewhere.exists("lock"));
+    o.dir = elsewhere / "not-there";
+    ASSERT_TRUE(recover(o, io));
+    EXPECT_FALSE(elsewhere.exists("not-there"));
+}
