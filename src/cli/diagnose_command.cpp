@@ -7,7 +7,10 @@
 
 #include "commands.hpp"
 #include "hotline/diagnose/diagnose.hpp"
+#include "hotline/fix/fix.hpp"
+#include "hotline/kernel/kernel.hpp"
 #include "hotline/report/finding_output.hpp"
+#include "hotline/report/fix_output.hpp"
 #include "hotline/report/html_report.hpp"
 
 namespace hotline::cli {
@@ -45,6 +48,18 @@ Result<nlohmann::json> recording_document(const DiagnoseCli& d, int& record_stat
     return doc;
 }
 
+// A recording made now stored the built-in catalog's applicability only: the
+// fixes of --fixes DIR are judged on this kernel too, so they can be prescribed.
+void add_applicability_here(DiagnoseInput& in, const FixCatalog& cat) {
+    auto btf = KernelBtf::load();
+    auto kallsyms = Kallsyms::load();
+    auto topo = read_topology();
+    LiveKernelFacts facts(KnobRoots{}, btf ? &*btf : nullptr, kallsyms ? &*kallsyms : nullptr,
+                          topo ? int(topo->nodes.size()) : 1);
+    for (auto& f : cat.fixes())
+        if (!in.applicability.contains(f.name)) in.applicability[f.name] = to_json(check_applicability(f, facts));
+}
+
 }  // namespace
 
 int run_diagnose(const DiagnoseCli& d) {
@@ -57,6 +72,7 @@ int run_diagnose(const DiagnoseCli& d) {
     if (!doc) return fail(doc.error(), d.recording.empty() ? (record_status ? record_status : kExitUsage) : kExitError);
     auto in = input_from_recording(*doc, d.recording.empty() ? "live" : d.recording);
     if (!in) return fail(in.error(), kExitError);
+    if (d.recording.empty()) add_applicability_here(*in, *cat);
     Diagnosis diag = diagnose(*rules, *cat, *in);
     nlohmann::json out = to_json(diag);
     if (d.json) std::cout << out.dump(1) << "\n";

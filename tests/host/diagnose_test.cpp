@@ -5,6 +5,8 @@
 // lie on more than one node.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -86,4 +88,43 @@ TEST(HostDiagnose, CrossCpuChurnPrescribesCpuLocalAndRfsWithCommandsThatReachAVe
         EXPECT_GE(v.rc, 0) << cmd;
         EXPECT_LE(v.rc, 3) << "no verdict from: " << shortened << "\n" << v.err;
     }
+}
+
+// Live, the fixes of --fixes DIR are judged on this kernel and prescribed by
+// DIR's rules like the built-in ones.
+TEST(HostDiagnose, FixesOfAFixesDirArePrescribedLive) {
+    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
+    const std::string dir = temp_path("fixesdir");
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/mine.toml") << R"(
+[[fix]]
+name = "my-steering"
+mode = "runtime"
+summary = "a site's own fix"
+scenarios = ["tcp-crr"]
+  [[fix.change]]
+  cpu_placement = "cpu-set"
+  scope = "netns"
+  [[fix.expect]]
+  metric = "handoff.dst_release.cross_cpu_per_op"
+  down = "50%"
+
+[[rule]]
+name = "site-any-route-release"
+severity = "low"
+summary = "routes are released at all"
+meaning = "a rule of this site"
+fixes = ["my-steering"]
+  [[rule.when]]
+  metric = "handoff.dst_release.cross_cpu_share"
+  above = -1
+)";
+    CmdResult js = run(hosttest::hotline() + " diagnose -d 1s --workload churn --fixes " + dir + " --json");
+    std::filesystem::remove_all(dir);
+    ASSERT_EQ(js.rc, 0) << js.err;
+    auto j = nlohmann::json::parse(js.out);
+    bool prescribed = false;
+    for (auto& f : j["findings"])
+        for (auto& a : f["fixes"]) prescribed |= a["fix"] == "my-steering" && a["prescribed"].get<bool>();
+    EXPECT_TRUE(prescribed) << j["findings"].dump(1);
 }
