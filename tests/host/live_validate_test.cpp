@@ -130,9 +130,10 @@ TEST_F(LiveValidateHost, ThePlacementDecidesTheHandoffsAndItsGuardrailIsHonest) 
     auto v = hosttest::load_json(d / "v.json");
     const std::string overall = v.value("verdict", "");
     ASSERT_NE(overall, "") << r.err;
+    // Every client and server on one CPU: no route is released on another.
     const nlohmann::json* h = criterion(v, "handoff.dst_release.cross_cpu_per_op");
     ASSERT_NE(h, nullptr) << v.dump(1);
-    EXPECT_TRUE((*h)["verdict"] == "PASS" || (*h)["verdict"] == "FAIL") << h->dump(1) << r.err;
+    EXPECT_EQ((*h)["verdict"], "PASS") << h->dump(1) << r.err;
     // One CPU for a client and a server that had two: when the throughput's
     // whole interval is more than 10% worse, the verdict cannot be PASS.
     const nlohmann::json* ops = criterion(v, "scenario.ops_per_s");
