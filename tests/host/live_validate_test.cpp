@@ -42,7 +42,7 @@ std::string flow_entries() { return hosttest::slurp("/proc/sys/net/core/rps_sock
 std::string live_cmd(const std::string& fix, const std::string& jdir, const std::string& out,
                      const std::string& extra = "") {
     return hosttest::hotline() + " validate --fix " + fix + " --live --journal-dir " + jdir + " -o " + out +
-           " --trials 3 --max-trials 8 --metric 'ops_per_s (\\S+)' " + extra + " -- python3 " + kService + " 1";
+           " --trials 3 --max-trials 6 --metric 'ops_per_s (\\S+)' " + extra + " -- python3 " + kService + " 0.5";
 }
 
 const nlohmann::json* criterion(const nlohmann::json& v, const std::string& metric) {
@@ -119,6 +119,35 @@ TEST_F(LiveValidateHost, SigkillInAFixTrialThenRestorePutsEverySteeringKnobBack)
     EXPECT_EQ(r.rc, 0) << r.out << r.err;
     EXPECT_FALSE(fs::exists(jdir + "/journal.json"));
     // TearDown compares every knob with the snapshot; the service died with its validator.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_NE(hosttest::run("pgrep -f 'helpers/[c]rr_service'").rc, 0) << "a workload process outlived its validator";
+}
+
+TEST_F(LiveValidateHost, SigtermInAFixTrialRestoresAndExits4) {
+    TempDir d;
+    const std::string jdir = d / "j";
+    const std::string original = flow_entries();
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl("/bin/sh", "sh", "-c", ("exec " + live_cmd("rfs", jdir, d / "v.json", "--allow-global")).c_str(),
+              (char*)nullptr);
+        _exit(127);
+    }
+    bool changed = false;
+    for (int i = 0; i < 6000 && !changed; ++i) {
+        changed = flow_entries() != original;
+        if (!changed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(changed);
+    kill(pid, SIGTERM);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 4) << "interrupted: an error, never a verdict";
+    EXPECT_EQ(flow_entries(), original);
+    EXPECT_FALSE(fs::exists(jdir + "/journal.json"));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     EXPECT_NE(hosttest::run("pgrep -f 'helpers/[c]rr_service'").rc, 0) << "a workload process outlived its validator";
 }
