@@ -90,26 +90,38 @@ TEST_F(LiveValidateHost, RfsOnTheUsersOwnServiceReachesADecidedVerdict) {
     EXPECT_EQ(v["context"]["scenario_params"].value("name", ""), "live");
 }
 
-TEST_F(LiveValidateHost, SigkillInAFixTrialThenRestorePutsEverySteeringKnobBack) {
-    TempDir d;
-    const std::string jdir = d / "j";
-    const std::string original = flow_entries();
+// Starts `validate --fix rfs --live` and returns its pid once a fix trial has
+// the flow table changed (0 when it ended before one did).
+pid_t in_a_fix_trial(const std::string& jdir, const std::string& out, const std::string& original) {
     pid_t pid = fork();
     if (pid == 0) {
         freopen("/dev/null", "w", stdout);
         freopen("/dev/null", "w", stderr);
-        execl("/bin/sh", "sh", "-c", ("exec " + live_cmd("rfs", jdir, d / "v.json", "--allow-global")).c_str(),
-              (char*)nullptr);
+        execl("/bin/sh", "sh", "-c", ("exec " + live_cmd("rfs", jdir, out, "--allow-global")).c_str(), (char*)nullptr);
         _exit(127);
     }
-    bool changed = false;
-    for (int i = 0; i < 6000 && !changed; ++i) {
-        changed = fs::exists(jdir + "/journal.json") && flow_entries() != original;
-        if (!changed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int i = 0; i < 6000; ++i) {
+        if (fs::exists(jdir + "/journal.json") && flow_entries() != original) return pid;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
         int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) FAIL() << "validate ended before a fix trial";
+        if (waitpid(pid, &st, WNOHANG) == pid) return 0;
     }
-    ASSERT_TRUE(changed);
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return 0;
+}
+
+bool workload_left() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return hosttest::run("pgrep -f 'helpers/[c]rr_service'").rc == 0;
+}
+
+TEST_F(LiveValidateHost, SigkillInAFixTrialThenRestorePutsEverySteeringKnobBack) {
+    TempDir d;
+    const std::string jdir = d / "j";
+    const std::string original = flow_entries();
+    pid_t pid = in_a_fix_trial(jdir, d / "v.json", original);
+    ASSERT_GT(pid, 0) << "validate ended before a fix trial";
     kill(pid, SIGKILL);
     int st = 0;
     waitpid(pid, &st, 0);
@@ -118,29 +130,16 @@ TEST_F(LiveValidateHost, SigkillInAFixTrialThenRestorePutsEverySteeringKnobBack)
     auto r = hosttest::run(hosttest::hotline() + " restore --journal-dir " + jdir);
     EXPECT_EQ(r.rc, 0) << r.out << r.err;
     EXPECT_FALSE(fs::exists(jdir + "/journal.json"));
-    // TearDown compares every knob with the snapshot; the service died with its validator.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_NE(hosttest::run("pgrep -f 'helpers/[c]rr_service'").rc, 0) << "a workload process outlived its validator";
+    // TearDown compares every knob with the snapshot.
+    EXPECT_FALSE(workload_left()) << "a workload process outlived its validator";
 }
 
 TEST_F(LiveValidateHost, SigtermInAFixTrialRestoresAndExits4) {
     TempDir d;
     const std::string jdir = d / "j";
     const std::string original = flow_entries();
-    pid_t pid = fork();
-    if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen("/dev/null", "w", stderr);
-        execl("/bin/sh", "sh", "-c", ("exec " + live_cmd("rfs", jdir, d / "v.json", "--allow-global")).c_str(),
-              (char*)nullptr);
-        _exit(127);
-    }
-    bool changed = false;
-    for (int i = 0; i < 6000 && !changed; ++i) {
-        changed = flow_entries() != original;
-        if (!changed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(changed);
+    pid_t pid = in_a_fix_trial(jdir, d / "v.json", original);
+    ASSERT_GT(pid, 0) << "validate ended before a fix trial";
     kill(pid, SIGTERM);
     int st = 0;
     waitpid(pid, &st, 0);
@@ -148,8 +147,7 @@ TEST_F(LiveValidateHost, SigtermInAFixTrialRestoresAndExits4) {
     EXPECT_EQ(WEXITSTATUS(st), 4) << "interrupted: an error, never a verdict";
     EXPECT_EQ(flow_entries(), original);
     EXPECT_FALSE(fs::exists(jdir + "/journal.json"));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_NE(hosttest::run("pgrep -f 'helpers/[c]rr_service'").rc, 0) << "a workload process outlived its validator";
+    EXPECT_FALSE(workload_left()) << "a workload process outlived its validator";
 }
 
 TEST_F(LiveValidateHost, ThePlacementDecidesTheHandoffsAndItsGuardrailIsHonest) {
