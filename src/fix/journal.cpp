@@ -523,11 +523,17 @@ Result<RestoreReport> recover(const JournalOptions& opts, KnobIo& io) {
     // With no journal there is nothing to settle: the directory and its lock
     // are not created (`restore --journal-dir /etc` left /etc/lock).  Every
     // writer holds the machine lock, so the journal cannot appear meanwhile.
+    // The directory, if it exists, and its lock are still checked: a journal
+    // directory others can write is refused whatever it holds.
     const std::string path = opts.dir + "/" + kJournalFile;
     struct stat st {};
     if (lstat(path.c_str(), &st) && errno == ENOENT) {
         auto machine = RunLock::acquire_file(opts.machine_lock);
         if (!machine) return machine.error();
+        if (lstat(opts.dir.c_str(), &st) == 0) {
+            if (auto ok = check_private_dir(opts.dir); !ok) return ok.error();
+            if (auto ok = check_lock_file(opts.dir + "/lock"); !ok) return ok.error();
+        }
         if (lstat(path.c_str(), &st) && errno == ENOENT) return RestoreReport{};
     }
     auto lock = RunLocks::acquire(opts);

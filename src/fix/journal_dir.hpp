@@ -11,5 +11,10 @@ namespace hotline {
 // belong to this user, be no symlink, and be writable by nobody else.  A
 // missing one is created 0700; an existing one is checked, never chmodded.
 Status ensure_private_dir(std::string dir);
+// The same checks on an existing directory, creating nothing.
+Status check_private_dir(std::string dir);
+// A lock file that exists must be this user's regular file (no link); a
+// missing one is fine.  Nothing is created.
+Status check_lock_file(const std::string& path);
 
 }  // namespace hotline

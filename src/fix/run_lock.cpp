@@ -30,6 +30,12 @@ Status ensure_private_dir(std::string dir) {
             return make_error("cannot create the journal directory " + dir, errno,
                               "run as root, or choose another directory with --journal-dir");
     }
+    return check_private_dir(dir);
+}
+
+Status check_private_dir(std::string dir) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    struct stat st {};
     if (lstat(dir.c_str(), &st)) return make_error("cannot use the journal directory " + dir, errno);
     std::string why;
     if (S_ISLNK(st.st_mode)) why = "it is a symbolic link";
@@ -39,6 +45,16 @@ Status ensure_private_dir(std::string dir) {
     if (why.empty()) return ok_status();
     return make_error(fmt::format("refusing the journal directory {}: {}", dir, why), 0,
                       "give --journal-dir a directory only you can write, or a new path (created 0700)");
+}
+
+Status check_lock_file(const std::string& path) {
+    struct stat st {};
+    if (lstat(path.c_str(), &st)) return errno == ENOENT ? ok_status() : make_error("cannot use " + path, errno);
+    if (S_ISREG(st.st_mode) && st.st_uid == geteuid()) return ok_status();
+    return make_error(fmt::format("refusing the lock file {}: it is {}", path,
+                                  S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file of uid " +
+                                                                               std::to_string(geteuid())),
+                      0, "remove it; hotline creates its own");
 }
 
 namespace {
