@@ -291,6 +291,9 @@ std::optional<ValidatorOutcome> Run::restore_after_fix(const Validation& v, int 
 // The running count is read this often inside a trial when the length adapts;
 // its rates over windows of kNoiseWindowS give the trial's within-trial noise.
 constexpr double kCountReadS = 0.05;
+// A live command's run is waited for closely: a short run (a load generator's
+// one-shot report) would otherwise end up to a count read later.
+constexpr double kLiveRunPollS = 0.005;
 constexpr double kNoiseWindowS = 0.1;
 
 // Waits for the run to end, reading the running count when the length adapts;
@@ -300,7 +303,7 @@ int Run::wait_for_traffic(std::vector<CountSample>& counts) {
     while (!traffic_->done()) {
         if (vopts_.trial_length.adapt)
             if (auto c = traffic_->ops_so_far()) counts.push_back({monotonic_seconds(), double(*c)});
-        if ((sig = signals_.wait(kCountReadS))) break;
+        if ((sig = signals_.wait(o_.live.on ? kLiveRunPollS : kCountReadS))) break;
     }
     return sig;
 }
