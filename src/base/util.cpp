@@ -65,6 +65,23 @@ std::vector<std::string> split_list(std::string_view s) {
     return out;
 }
 
+std::string shell_words(const std::vector<std::string>& argv) {
+    std::string out;
+    for (auto& w : argv) {
+        const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=,+-@%").find(c) != std::string_view::npos;
+        });
+        std::string q = plain ? w : "'";
+        if (!plain) {
+            for (char c : w)  // a control character is shown, never sent to the terminal
+                q += c == '\'' ? std::string("'\\''") : std::iscntrl(static_cast<unsigned char>(c)) ? "?" : std::string(1, c);
+            q += "'";
+        }
+        out += (out.empty() ? "" : " ") + q;
+    }
+    return out;
+}
+
 std::string own_command_line() {
     std::string s;
     if (FILE* f = fopen("/proc/self/cmdline", "r")) {

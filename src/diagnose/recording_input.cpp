@@ -174,24 +174,6 @@ bool changes_host(const FixDef& fix) {
     });
 }
 
-// argv as a shell would need it typed: words with anything but [A-Za-z0-9_./:=,+-@%] single-quoted.
-std::string shell_words(const std::vector<std::string>& argv) {
-    std::string out;
-    for (auto& w : argv) {
-        const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=,+-@%").find(c) != std::string_view::npos;
-        });
-        std::string q = plain ? w : "'";
-        if (!plain) {
-            for (char c : w)  // a control character is shown, never sent to the terminal
-                q += c == '\'' ? std::string("'\\''") : std::iscntrl(static_cast<unsigned char>(c)) ? "?" : std::string(1, c);
-            q += "'";
-        }
-        out += (out.empty() ? "" : " ") + q;
-    }
-    return out;
-}
-
 std::string confirm_scenario(const FixDef& fix, const RuleDef& rule) {
     if (!rule.scenario.empty() &&
         std::find(fix.scenarios.begin(), fix.scenarios.end(), rule.scenario) != fix.scenarios.end())

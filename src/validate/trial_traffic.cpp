@@ -57,12 +57,6 @@ private:
     bool per_cpu_routes_;
 };
 
-std::string quoted_command(const std::vector<std::string>& argv) {
-    std::string s;
-    for (auto& a : argv) s += (s.empty() ? "" : " ") + a;
-    return s;
-}
-
 class HostTraffic : public TrialTraffic {
 public:
     explicit HostTraffic(std::unique_ptr<LiveTraffic> t) : t_(std::move(t)) {}
@@ -70,7 +64,7 @@ public:
     std::string where() const override {
         const LiveOptions& o = t_->options();
         if (o.command.empty()) return fmt::format("this host's own traffic, operations: {}", t_->ops_source());
-        return fmt::format("this host, running `{}` (operations: {})", quoted_command(o.command), t_->ops_source());
+        return fmt::format("this host, running `{}` (operations: {})", shell_words(o.command), t_->ops_source());
     }
     std::vector<NetnsRef> namespaces() const override { return {}; }
     std::optional<std::string> refuses(const Placement& p) const override {

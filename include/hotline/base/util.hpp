@@ -30,6 +30,9 @@ std::string unknown_name_message(std::string_view kind, std::string_view name, s
 
 // This process's command line, arguments joined by spaces (for journals and reports).
 std::string own_command_line();
+// argv as a shell needs it typed: a word with anything but [A-Za-z0-9_./:=,+-@%]
+// single-quoted; a control character is shown as '?', never sent to a terminal.
+std::string shell_words(const std::vector<std::string>& argv);
 
 // CLOCK_MONOTONIC in seconds: the time base of snapshots and intervals.
 double monotonic_seconds();
