@@ -304,7 +304,7 @@ TEST(ScenarioHost, QperfAgreesWithIrqLatWithinFactorThree) {
             ScenarioOptions o;
             o.name = name;
             o.msg_sizes = {65536};
-            o.duration_s = 2;
+            o.duration_s = 1;
             auto r = start(o);
             ASSERT_TRUE(r.sc);
             auto res = finish(r);

@@ -150,7 +150,7 @@ TEST_P(ValidateTrials, EarlyDemuxOffRunsToAVerdictAndLeavesTheHostAlone) {
     TempDir d;
     std::string json = d / "v.json", junit = d / "v.xml", jdir = d / "j";
     Watched w = run_watching({HOTLINE_BIN, "validate", "--fix", "early-demux-off", "--scenario", GetParam(),
-                              "--trials", "5", "--max-trials", "6", "--duration", "1s", "--journal-dir", jdir,
+                              "--trials", "3", "--max-trials", "4", "--duration", "0.5s", "--journal-dir", jdir,
                               "-o", json, "--junit", junit});
     ASSERT_TRUE(w.rc >= 0 && w.rc <= 2) << "rc " << w.rc << "\n" << w.out << w.err;
     // The host's own namespace never saw a change, not even for a moment.
@@ -162,7 +162,7 @@ TEST_P(ValidateTrials, EarlyDemuxOffRunsToAVerdictAndLeavesTheHostAlone) {
     auto j = hosttest::load_json(json);
     std::string overall = j.value("verdict", "");
     EXPECT_EQ(expected_rc(overall), w.rc) << overall;
-    // ABAB from a baseline, at least 5 per arm, at most the maximum.
+    // ABAB from a baseline, at least --trials per arm, at most --max-trials.
     const auto& trials = j["trials"];
     int nb = 0, nc = 0;
     for (std::size_t i = 0; i < trials.size(); ++i) {
@@ -172,9 +172,9 @@ TEST_P(ValidateTrials, EarlyDemuxOffRunsToAVerdictAndLeavesTheHostAlone) {
         // Every trial was measured: the scenario's own rate is in each.
         EXPECT_GT(trials[i]["metrics"].value("scenario.ops_per_s", 0.0), 0) << "trial " << i;
     }
-    EXPECT_GE(nb, 5);
-    EXPECT_GE(nc, 5);
-    EXPECT_LE(nb, 6);
+    EXPECT_GE(nb, 3);
+    EXPECT_GE(nc, 3);
+    EXPECT_LE(nb, 4);
     EXPECT_EQ(nb, nc);
     // One progress line per trial on stderr.
     std::size_t lines = 0;
