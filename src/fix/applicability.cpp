@@ -211,6 +211,7 @@ Status plan_queue_files(const FixDef& fix, const Change& c, const ApplyTarget& t
                                       c.knob),
                           EPERM, "add --allow-global to permit machine-wide changes");
     std::vector<std::string> files = list_queue_files(c.knob, target.sys_root);
+    const std::size_t planned_before = plan.writes.size();
     if (files.empty()) {
         if (!c.optional)
             return make_error(fmt::format("fix {}: no network device here has {} queues with {}", fix.name,
@@ -225,10 +226,23 @@ Status plan_queue_files(const FixDef& fix, const Change& c, const ApplyTarget& t
         w.kind = KnobKind::kSysfs;
         w.name = f;
         w.value = c.value;
+        if (c.value == kNodeCpusValue) {
+            std::string why;
+            auto mask = node_cpus_value(target.sys_root, f, &why);
+            if (!mask) {
+                plan.notes.push_back(why);
+                continue;
+            }
+            w.value = *mask;
+        }
         w.scope = Scope::kGlobal;
         w.fix = fix.name;
         plan.writes.push_back(w);
     }
+    if (plan.writes.size() == planned_before && !c.optional)
+        return make_error(fmt::format("fix {}: no {} queue here has {} to set", fix.name, c.knob.substr(0, 2),
+                                      c.knob.substr(3)),
+                          ENOENT, plan.notes.empty() ? "" : plan.notes.back());
     return ok_status();
 }
 
@@ -261,7 +275,8 @@ Status plan_placement(const FixDef& fix, const Change& c, const ApplyTarget& tar
     if (c.value == "cpu-local") {
         plan.placement = Placement{{}, true,
                                    "each CPU's flows run on that CPU at both ends, to their own address pair: "
-                                   "no route is shared between CPUs"};
+                                   "no route is shared between CPUs",
+                                   {}};
         return ok_status();
     }
     if (c.value == "cpu-set") {
@@ -269,14 +284,17 @@ Status plan_placement(const FixDef& fix, const Change& c, const ApplyTarget& tar
             return make_error(fmt::format("fix {} confines the workload to a CPU set, and none was given", fix.name),
                               EINVAL, "give the CPUs with --fix-cpus LIST");
         plan.placement = Placement{target.cpu_set, false,
-                                   fmt::format("the workload runs on CPUs {}", format_cpulist(target.cpu_set))};
+                                   fmt::format("the workload runs on CPUs {}", format_cpulist(target.cpu_set)), {}};
         return ok_status();
     }
     if (target.node_cpus.empty())
         return make_error(fmt::format("fix {} confines the scenario to one node, but no node CPUs were given", fix.name),
                           EINVAL);
     plan.placement = Placement{target.node_cpus, false,
-                               fmt::format("the scenario runs on CPUs {} (one node)", format_cpulist(target.node_cpus))};
+                               fmt::format("the workload runs on CPUs {} (one node){}", format_cpulist(target.node_cpus),
+                                           target.node.empty() ? "" : fmt::format(", a command's memory on node {}",
+                                                                                  target.node.front())),
+                               target.node};
     return ok_status();
 }
 

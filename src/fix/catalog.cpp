@@ -51,8 +51,8 @@ std::string Change::describe() const {
                            optional ? ", where any" : "");
     case ChangeKind::kCpuPlacement: return fmt::format("CPU placement of the workload: {}", value);
     case ChangeKind::kQueueFiles:
-        return fmt::format("{} of every network device's {} queues={} ({})", knob.substr(3), knob.substr(0, 2), value,
-                           to_string(scope));
+        return fmt::format("{} of every network device's {} queues={} ({})", knob.substr(3), knob.substr(0, 2),
+                           value == kNodeCpusValue ? "the CPUs of the device's NUMA node" : value, to_string(scope));
     }
     return "?";
 }

@@ -182,7 +182,10 @@ std::vector<int> default_cpu_set(const ValidatorOptions& o, const ScenarioOption
 std::optional<std::string> Run::plan_fix(const Topology& topo) {
     ApplyTarget target;
     target.netns = traffic_->namespaces();
-    if (!topo.nodes.empty()) target.node_cpus = topo.cpus_of(topo.nodes.front());
+    if (!topo.nodes.empty()) {
+        target.node_cpus = topo.cpus_of(topo.nodes.front());
+        target.node = {topo.nodes.front()};
+    }
     target.cpu_set = default_cpu_set(o_, so_);
     target.allow_global = o_.allow_global;
     target.irqs = o_.irqs;

@@ -78,7 +78,8 @@ public:
     }
     bool repeats_failed_trials() const override { return false; }
     Status begin(const Placement* p, double length_s) override {
-        return t_->begin(p ? p->cpus : std::vector<int>{}, length_s);
+        if (!p) return t_->begin({}, length_s);
+        return t_->begin(p->cpus, length_s, p->mem_nodes);
     }
     bool done() override { return t_->done(); }
     std::optional<std::uint64_t> ops_so_far() const override { return std::nullopt; }

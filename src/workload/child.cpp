@@ -1,7 +1,9 @@
 // Runs a user command next to a recording and reports how it ended.
 #include <fcntl.h>
 #include <sched.h>
+#include <linux/mempolicy.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,6 +43,29 @@ std::vector<std::string> child_environment(const std::vector<std::string>& extra
     return env;
 }
 
+// What the child applies to itself, built before fork.
+struct ChildPlacement {
+    cpu_set_t cpus;
+    // MPOL_BIND's node mask; 1024 nodes, the most a recording describes.
+    static constexpr int kMaxNodes = 1024;
+    unsigned long nodes[kMaxNodes / (8 * sizeof(unsigned long))] = {};
+    bool bind_memory = false;
+};
+
+Result<ChildPlacement> child_placement(const SpawnOptions& opts) {
+    ChildPlacement p;
+    CPU_ZERO(&p.cpus);
+    for (int c : opts.cpus) CPU_SET(c, &p.cpus);
+    constexpr int kBits = 8 * sizeof(unsigned long);
+    for (int n : opts.mem_nodes) {
+        if (n < 0 || n >= ChildPlacement::kMaxNodes)
+            return make_error("memory node " + std::to_string(n) + " is out of range", EINVAL);
+        p.nodes[n / kBits] |= 1ul << (n % kBits);
+        p.bind_memory = true;
+    }
+    return p;
+}
+
 }  // namespace
 
 [[noreturn]] static void report_and_exit(int err_fd, int e) {
@@ -52,7 +77,7 @@ std::vector<std::string> child_environment(const std::vector<std::string>& extra
 // The child between fork and exec: only async-signal-safe calls (other threads
 // of the parent may hold malloc locks).  An errno before exec goes to err_fd.
 [[noreturn]] static void exec_child(const SpawnOptions& opts, char* const* args, char* const* envp,
-                                    const cpu_set_t& set, pid_t parent, int err_fd) {
+                                    const ChildPlacement& place, pid_t parent, int err_fd) {
     auto die = [&](int e) { report_and_exit(err_fd, e); };
     if (opts.die_with_parent) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -68,7 +93,10 @@ std::vector<std::string> child_environment(const std::vector<std::string>& extra
     ::signal(SIGHUP, SIG_DFL);
     ::signal(SIGPIPE, SIG_DFL);
     if (opts.netns_fd >= 0 && setns(opts.netns_fd, CLONE_NEWNET)) die(errno);
-    if (!opts.cpus.empty() && sched_setaffinity(0, sizeof set, &set)) die(errno);
+    if (!opts.cpus.empty() && sched_setaffinity(0, sizeof place.cpus, &place.cpus)) die(errno);
+    // Inherited across exec: the command's pages come from these nodes only.
+    if (place.bind_memory && syscall(SYS_set_mempolicy, MPOL_BIND, place.nodes, ChildPlacement::kMaxNodes))
+        die(errno);
     if (opts.stdout_fd >= 0) {
         if (dup2(opts.stdout_fd, 1) < 0) die(errno);
         if (opts.stderr_fd < 0 && dup2(opts.stdout_fd, 2) < 0) die(errno);
@@ -98,9 +126,8 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, c
     std::vector<char*> envp;
     for (auto& e : env_store) envp.push_back(e.data());
     envp.push_back(nullptr);
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : opts.cpus) CPU_SET(c, &set);
+    auto place = child_placement(opts);
+    if (!place) return place.error();
     pid_t parent = getpid();
 
     // exec errors travel back over a close-on-exec pipe: EOF means exec succeeded.
@@ -115,7 +142,7 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, c
     }
     if (pid == 0) {
         close(fds[0]);
-        exec_child(opts, args.data(), envp.data(), set, parent, fds[1]);
+        exec_child(opts, args.data(), envp.data(), *place, parent, fds[1]);
     }
     close(fds[1]);
     int e = exec_errno(fds[0]);

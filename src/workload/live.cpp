@@ -222,6 +222,7 @@ Status LiveTraffic::start_run() {
     if (run_->out < 0 || run_->err < 0) return make_error("memfd_create", errno);
     SpawnOptions so;
     so.cpus = cpus_;
+    so.mem_nodes = mem_nodes_;
     so.die_with_parent = true;
     so.own_process_group = true;
     so.stdout_fd = run_->out;
@@ -263,11 +264,12 @@ bool LiveTraffic::has_throughput_metric() const {
     return false;
 }
 
-Status LiveTraffic::begin(const std::vector<int>& cpus, double length_s) {
+Status LiveTraffic::begin(const std::vector<int>& cpus, double length_s, const std::vector<int>& mem_nodes) {
     current_ = LiveRun{};
     runs_seconds_ = 0;
     failed_.reset();
     cpus_ = cpus;
+    mem_nodes_ = mem_nodes;
     length_s_ = length_s;
     started_ = std::chrono::steady_clock::now();
     auto busy = read_host_busy_seconds(opts_.proc_root);

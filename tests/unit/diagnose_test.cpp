@@ -357,8 +357,9 @@ TEST(DiagnoseDiscover, DstEntryIsJudgedByItsOwnRuleWithTheCatalogFix) {
     EXPECT_TRUE(of_rule(d, "discovered-type-handoffs").empty()) << "dst_entry has a rule of its own";
     auto own = of_rule(d, "discovered-dst-cross-node");
     ASSERT_EQ(own.size(), 1u);
-    ASSERT_EQ(own[0]->fixes.size(), 1u);
+    ASSERT_EQ(own[0]->fixes.size(), 2u);
     EXPECT_EQ(own[0]->fixes[0].fix, "numa-local");
+    EXPECT_EQ(own[0]->fixes[1].fix, "rps-node");
 }
 
 TEST(DiagnoseDiscover, ARecordingWithoutDiscoverJudgesNoTypeRule) {

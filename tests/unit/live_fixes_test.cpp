@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "fix_test_util.hpp"
 #include "hotline/fix/fix.hpp"
 #include "hotline/workload/live.hpp"
@@ -153,6 +155,22 @@ TEST(LiveTraffic, TheTrialsCpusBecomeTheCommandsAffinity) {
     EXPECT_EQ(r->extra.at("cpu"), last);
 }
 
+// numa-local live binds the command's memory to the node it runs on.
+TEST(LiveTraffic, TheTrialsMemoryNodesBindTheCommandsPages) {
+    if (access("/proc/self/numa_maps", R_OK)) GTEST_SKIP() << "no /proc/self/numa_maps: a kernel without NUMA";
+    auto t = LiveTraffic::create(command({"sh", "-c", "echo bound=$(grep -c 'bind:0 ' /proc/self/numa_maps)"},
+                                         {"bound=bound=(\\d+)"}));
+    ASSERT_TRUE(t);
+    auto free_run = run_trial(**t, {}, 0.01);
+    ASSERT_TRUE(free_run) << free_run.error().message();
+    EXPECT_EQ(free_run->extra.at("bound"), 0);
+    ASSERT_TRUE((*t)->begin({}, 0.01, {0}));
+    while (!(*t)->done()) usleep(5000);
+    auto bound = (*t)->end();
+    ASSERT_TRUE(bound) << bound.error().message();
+    EXPECT_GT(bound->extra.at("bound"), 0) << "no mapping of the command has the policy bind:0";
+}
+
 TEST(LiveTraffic, AMetricNeedsACommand) {
     LiveOptions o;
     o.metrics.push_back(OutputMetric{"ops_per_s", "(\\d+)"});
@@ -246,4 +264,88 @@ summary = "s"
     ASSERT_FALSE(netns);
     auto bad = parse("rx/../../etc", "global");
     ASSERT_FALSE(bad);
+}
+
+TEST(LiveFixes, ACpuMaskIsLaidOutAsTheKnobPrintsIt) {
+    EXPECT_EQ(cpu_mask_like({0, 1}, "0").value(), "3");
+    EXPECT_EQ(cpu_mask_like({2, 3}, "0").value(), "c");
+    EXPECT_EQ(cpu_mask_like({0, 33}, "00000000,00000000").value(), "00000002,00000001");
+    EXPECT_EQ(cpu_mask_like({39}, "00,00000000").value(), "80,00000000");
+    EXPECT_EQ(cpu_mask_like({}, "0000").value(), "0000");
+    auto wide = cpu_mask_like({4}, "0");  // 4 bits: CPUs 0-3
+    ASSERT_FALSE(wide);
+    EXPECT_NE(wide.error().message().find("CPU 4"), std::string::npos) << wide.error().message();
+}
+
+// A two-node machine: eth0's PCI function on node 1, eth1 with a firmware that
+// says -1, lo virtual; node 0 is CPUs 0-1, node 1 CPUs 2-3.
+static void two_node_cpus(const TempDir& sys) {
+    sys.write("devices/system/cpu/possible", "0-3\n");
+    sys.write("devices/system/node/node0/cpulist", "0-1\n");
+    sys.write("devices/system/node/node1/cpulist", "2-3\n");
+}
+
+static void two_node_sys(const TempDir& sys) {
+    namespace fs = std::filesystem;
+    two_node_cpus(sys);
+    sys.write("devices/pci0000:00/0000:00:03.0/numa_node", "1\n");
+    sys.write("devices/pci0000:00/0000:00:03.0/virtio2/vendor", "x\n");
+    sys.write("devices/pci0000:00/0000:00:04.0/numa_node", "-1\n");
+    fs::create_directories(sys / "class/net/eth0");
+    fs::create_directories(sys / "class/net/eth1");
+    fs::create_directory_symlink(sys / "devices/pci0000:00/0000:00:03.0/virtio2", sys / "class/net/eth0/device");
+    fs::create_directory_symlink(sys / "devices/pci0000:00/0000:00:04.0", sys / "class/net/eth1/device");
+    for (auto dev : {"eth0", "eth1", "lo"}) sys.write(std::string("class/net/") + dev + "/queues/rx-0/rps_cpus", "0\n");
+    sys.write("class/net/eth0/queues/tx-0/xps_cpus", "0\n");
+    sys.write("class/net/eth0/queues/tx-1/xps_cpus", "");  // a queue with no XPS map reads nothing
+}
+
+TEST(LiveFixes, RpsNodeSteersEachDevicesQueuesToItsOwnNodeAndLeavesTheNodelessAlone) {
+    TempDir sys;
+    two_node_sys(sys);
+    EXPECT_EQ(device_numa_node(sys.path(), "eth0"), std::optional<int>(1));
+    EXPECT_EQ(device_numa_node(sys.path(), "eth1"), std::nullopt);
+    EXPECT_EQ(device_numa_node(sys.path(), "lo"), std::nullopt);
+    FixCatalog cat = builtin();
+    const FixDef* f = cat.find("rps-node");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->scenarios.empty());  // this host's devices only: --live
+    ApplyTarget t;
+    t.sys_root = sys.path();
+    t.allow_global = true;
+    auto p = plan_changes(*f, t);
+    ASSERT_TRUE(p) << p.error().message();
+    ASSERT_EQ(p->writes.size(), 2u);
+    EXPECT_EQ(p->writes[0].name, "class/net/eth0/queues/rx-0/rps_cpus");
+    EXPECT_EQ(p->writes[0].value, "c");
+    EXPECT_EQ(p->writes[1].name, "class/net/eth0/queues/tx-0/xps_cpus");
+    EXPECT_EQ(p->writes[1].value, "c");
+    std::string notes;
+    for (auto& n : p->notes) notes += n + "\n";
+    EXPECT_NE(notes.find("eth1 has no NUMA node"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("lo has no NUMA node"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("tx-1/xps_cpus: cannot be read"), std::string::npos) << notes;
+}
+
+TEST(LiveFixes, RpsNodeWithNoDeviceOnANodeSaysSoAndChangesNothing) {
+    TempDir sys;
+    two_node_cpus(sys);
+    sys.write("class/net/lo/queues/rx-0/rps_cpus", "0\n");
+    FixCatalog cat = builtin();
+    ApplyTarget t;
+    t.sys_root = sys.path();
+    t.allow_global = true;
+    auto p = plan_changes(*cat.find("rps-node"), t);
+    ASSERT_FALSE(p);
+    EXPECT_NE(p.error().message().find("no rx queue here has rps_cpus"), std::string::npos) << p.error().message();
+    // On one node every device is on it: a virtual device's queues get every CPU.
+    TempDir one;
+    one.write("devices/system/cpu/possible", "0-1\n");
+    one.write("devices/system/node/node0/cpulist", "0-1\n");
+    one.write("class/net/lo/queues/rx-0/rps_cpus", "0\n");
+    t.sys_root = one.path();
+    p = plan_changes(*cat.find("rps-node"), t);
+    ASSERT_TRUE(p) << p.error().message();
+    ASSERT_EQ(p->writes.size(), 1u);
+    EXPECT_EQ(p->writes[0].value, "3");
 }

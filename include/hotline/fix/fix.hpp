@@ -179,6 +179,7 @@ struct ApplyTarget {
     bool allow_global = false;
     std::vector<int> irqs;         // device IRQs to pin (--irqs-of); a scenario's veth has none
     std::vector<int> node_cpus;    // CPUs of the node to confine to (placement, IRQ affinity)
+    std::vector<int> node;         // that node's id (a live command's memory policy); empty: unknown
     std::vector<int> cpu_set;      // CPUs a "cpu-set" placement confines to (--fix-cpus)
     std::string sys_root = "/sys"; // where queue files are listed
 };
@@ -190,6 +191,9 @@ struct Placement {
     // pair, so no route (nor its refcount line) is shared between CPUs.
     bool per_cpu_routes = false;
     std::string note;
+    // Nodes a live command's memory is bound to (MPOL_BIND); empty: unchanged.
+    // A scenario's threads live in hotline's own process and keep its policy.
+    std::vector<int> mem_nodes;
 };
 
 struct ChangePlan {
@@ -204,6 +208,20 @@ Status check_queue_file(std::string_view spec);
 // Its sysfs names (relative to /sys) under every device's queues of that
 // direction, sorted: class/net/DEV/queues/rx-N/FILE.
 std::vector<std::string> list_queue_files(std::string_view spec, const std::string& sys_root);
+// A queue change's value that depends on the queue: the CPUs of the NUMA node
+// of the queue's device (RPS/XPS maps per node).
+inline constexpr std::string_view kNodeCpusValue = "node-cpus";
+// The NUMA node of network device DEV: its bus device's numa_node, or the
+// nearest parent's; none for a virtual device or a firmware that says -1.
+std::optional<int> device_numa_node(const std::string& sys_root, const std::string& dev);
+// CPUS as the kernel prints a CPU mask, in LIKE's layout (32-bit hex groups,
+// comma-separated, the first as wide as LIKE's: the knob then reads back the
+// very string written); an error when a CPU does not fit.
+Result<std::string> cpu_mask_like(const std::vector<int>& cpus, std::string_view like);
+// The node-cpus value of QUEUE_FILE (relative to SYS_ROOT), laid out like its
+// current value; none, with *why, when the queue is left alone (no node, no map).
+std::optional<std::string> node_cpus_value(const std::string& sys_root, const std::string& queue_file,
+                                           std::string* why);
 
 // Turns the fix's changes into concrete writes.  Refuses (before anything is
 // written) netns-scoped changes without a namespace and global changes without

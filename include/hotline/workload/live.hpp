@@ -79,8 +79,9 @@ public:
     LiveTraffic(const LiveTraffic&) = delete;
     LiveTraffic& operator=(const LiveTraffic&) = delete;
 
-    // Starts a trial; the command's runs get `cpus` as their affinity (empty: ours).
-    Status begin(const std::vector<int>& cpus, double length_s);
+    // Starts a trial; the command's runs get `cpus` as their affinity and their
+    // memory from `mem_nodes` (empty: ours).
+    Status begin(const std::vector<int>& cpus, double length_s, const std::vector<int>& mem_nodes = {});
     bool done();
     // Ends the trial (killing a run still going) and returns its numbers.
     Result<LiveRun> end();
@@ -99,6 +100,7 @@ private:
     LiveOptions opts_;
     std::unique_ptr<Run> run_;
     std::vector<int> cpus_;
+    std::vector<int> mem_nodes_;
     std::chrono::steady_clock::time_point started_;
     double length_s_ = 0;
     std::uint64_t ops_before_ = 0;

@@ -80,6 +80,7 @@ private:
 struct SpawnOptions {
     int netns_fd = -1;                // setns(CLONE_NEWNET) into this namespace first
     std::vector<int> cpus;            // sched_setaffinity; empty: inherit
+    std::vector<int> mem_nodes;       // set_mempolicy(MPOL_BIND) to these nodes; empty: inherit
     std::vector<std::string> env;     // "KEY=VALUE" added to (or replacing in) the environment
     bool die_with_parent = false;     // PR_SET_PDEATHSIG(SIGKILL): a SIGKILLed owner leaves no child
     int stdout_fd = -1;               // dup2'ed onto stdout (and stderr when stderr_fd is -1)

@@ -121,6 +121,46 @@ void check_validate_numa_local(Checks& c, const fs::path& dir) {
                        doc->value("reason", ""), show(at(*doc, {"trials_count"}))));
 }
 
+// numa-local --live on a command (hotline's tcp-crr run) over both nodes: the
+// fix arm's affinity and memory on node 0 remove the cross-node handoffs.
+void check_validate_numa_local_live(Checks& c, const fs::path& dir) {
+    GuestResult r = load_result(dir, "validate-numa-local-live");
+    if (!r.rc) {
+        c.fail("guest reported test validate-numa-local-live (seen: no HLVM-RESULT; the guest died or timed out first)");
+        return;
+    }
+    c.expect(*r.rc >= 0 && *r.rc <= 2, "validate --live reached a verdict (exit 0, 1 or 2)",
+             fmt::format("exit status {} after {} s", *r.rc, r.secs));
+    auto doc = load_json(c, r, "verdict.json");
+    if (!doc) return;
+    c.expect(doc->value("fix", "") == "numa-local" && doc->value("scenario", "") == "live",
+             "verdict.json judges numa-local on the live command",
+             fmt::format("fix {}, scenario {}", show(at(*doc, {"fix"})), show(at(*doc, {"scenario"}))));
+    const json* fix_cpus = at(*doc, {"context", "scenario_params", "fix_cpus"});
+    c.expect(fix_cpus && *fix_cpus == json({0, 1}), "fix trials on node 0's CPUs 0-1", show(fix_cpus));
+    const std::string text = doc->dump();
+    c.expect(text.find("memory on node 0") != std::string::npos, "the verdict says the command's memory is on node 0",
+             "not in verdict.json");
+    const json* ops = criterion_on(*doc, "scenario.ops_per_s");
+    const json* ops_base = ops ? at(*ops, {"median_baseline"}) : nullptr;
+    c.expect(ops_base && ops_base->is_number() && ops_base->get<double>() > 0,
+             "the throughput came from the command's output", ops ? criterion_numbers(*ops) : "no such criterion");
+    const json* h = criterion_on(*doc, "handoff.dst_release.cross_node_per_op");
+    if (!h) {
+        c.fail("the verdict judges handoff.dst_release.cross_node_per_op (seen: " + show(at(*doc, {"criteria"})) + ")");
+        return;
+    }
+    c.expect(h->value("verdict", "") == "PASS", "cross-node handoffs per connection down >= 50%: PASS (decided)",
+             h->value("verdict", "?") + ": " + h->value("reason", ""));
+    const json* mb = at(*h, {"median_baseline"});
+    c.expect(mb && mb->is_number() && mb->get<double>() >= kBaselineCrossPerConn,
+             fmt::format("the baseline crosses nodes: >= {} cross-node handoffs per connection", kBaselineCrossPerConn),
+             num_or(mb));
+    for (auto& cr : (*doc)["criteria"]) c.note(cr.value("description", "?") + ": " + criterion_numbers(cr));
+    c.note(fmt::format("overall {} (exit {}); trials {}", doc->value("verdict", "?"), show(at(*doc, {"exit_code"})),
+                       show(at(*doc, {"trials_count"}))));
+}
+
 // The tcp-crr recording `hotline diff` compares: scenario numbers, per-interval
 // metrics and this kernel's dst_entry layout fact.
 // `hotline cost` with fentry and with kprobe forced: one row per target on its

@@ -20,6 +20,7 @@ const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChec
     {"proxy-nodes", check_proxy_nodes},
     {"workqueue-nodes", check_workqueue_nodes},
     {"validate-numa-local", check_validate_numa_local},
+    {"validate-numa-local-live", check_validate_numa_local_live},
     {"diagnose-numa-local", check_diagnose_numa_local},
     {"irq-affinity", check_irq_affinity},
     {"record-tcp-crr", check_record_tcp_crr},

@@ -113,6 +113,7 @@ void check_socket_route(Checks& c, const fs::path& dir);
 void check_dst_layout(Checks& c, const fs::path& dir);
 void check_handoffs(Checks& c, const fs::path& dir, bool cross);
 void check_validate_numa_local(Checks& c, const fs::path& dir);
+void check_validate_numa_local_live(Checks& c, const fs::path& dir);
 void check_cost(Checks& c, const fs::path& dir);
 void check_record_tcp_crr(Checks& c, const fs::path& dir);
 void check_diff(Checks& c, const fs::path& dir);
