@@ -22,8 +22,10 @@ void add_discover_command(CLI::App& app, DiscoverCli& d) {
     c->add_option("--types", o.types, "Struct types to follow (comma list); default: every type the attach points pass")
         ->delimiter(',');
     c->add_option("--tracepoints", o.tracepoints,
-                  "Tracepoints to attach (globs, comma list), e.g. 'sched_*'; default: scheduler, socket, TCP, "
-                  "network queue, workqueue and timer tracepoints")
+                  "Tracepoints to attach (globs, comma list; GLOB:N only argument N), e.g. 'sched_*', or the sets "
+                  "@default (wakeups, switches, socket data and sends, work items, timer expiries) and @busy "
+                  "(socket states, reads and ends, the network stack's queues and frees, timer starts: 2-9 runs "
+                  "per connection each); default: @default")
         ->delimiter(',');
     c->add_option("--functions", o.functions,
                   "Also attach fentry to these functions (globs, comma list), e.g. 'tcp_*' (needs fentry)")
@@ -43,7 +45,7 @@ void add_discover_command(CLI::App& app, DiscoverCli& d) {
     c->add_option("command", t.command, "Command to run while watching (after --)");
     c->positionals_at_end();
     c->footer(examples({"hotline discover -d 10s --workload churn-split",
-                        "hotline discover --types sock,sk_buff -d 30s -o discover.json",
+                        "hotline discover --tracepoints @default,@busy --types sock,sk_buff -d 30s -o discover.json",
                         "hotline discover --scenario tcp-crr -d 10s --functions dst_release,inet_csk_accept"}));
 }
 
@@ -52,6 +54,7 @@ int run_discover(const DiscoverCli& d) {
     t.watch_targets = false;
     t.discover = d.options;
     if (d.top < 1) return fail(make_error("--top must be at least 1", EINVAL), kExitUsage);
+    if (auto sets = expand_tracepoint_sets(d.options.tracepoints); !sets) return fail(sets.error(), kExitUsage);
     if (!d.scenario.name.empty()) {
         auto so = to_scenario_options(d.scenario, false);
         if (!so) return fail(so.error(), kExitUsage);

@@ -3,7 +3,10 @@
 #include <bpf/btf.h>
 #include <fnmatch.h>
 
+#include <optional>
+#include <set>
 #include <string_view>
+#include <utility>
 
 #include "hotline/kernel/btf_layout.hpp"
 
@@ -13,11 +16,28 @@ namespace {
 
 constexpr std::string_view kTracePrefix = "btf_trace_";
 
-bool matches(const std::string& name, const std::vector<std::string>& globs) {
-    if (globs.empty()) return true;
-    for (const auto& g : globs)
-        if (fnmatch(g.c_str(), name.c_str(), 0) == 0) return true;
-    return false;
+// "GLOB" or "GLOB:N": the pattern, and the one argument index it keeps (-1: all).
+std::pair<std::string, int> split_arg(const std::string& g) {
+    const std::size_t colon = g.rfind(':');
+    if (colon == std::string::npos || colon + 1 == g.size() ||
+        g.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+        return {g, -1};
+    return {g.substr(0, colon), std::stoi(g.substr(colon + 1))};
+}
+
+// The argument indexes of `name` the globs keep: nullopt when none matches,
+// an empty set when every argument is kept.
+std::optional<std::set<int>> kept_args(const std::string& name, const std::vector<std::string>& globs) {
+    if (globs.empty()) return std::set<int>{};
+    std::optional<std::set<int>> kept;
+    for (const auto& g : globs) {
+        auto [pattern, arg] = split_arg(g);
+        if (fnmatch(pattern.c_str(), name.c_str(), 0) != 0) continue;
+        if (arg < 0) return std::set<int>{};
+        if (!kept) kept.emplace();
+        kept->insert(arg);
+    }
+    return kept;
 }
 
 // The prototype behind a `btf_trace_NAME` typedef (a pointer to it) or a FUNC;
@@ -63,10 +83,14 @@ std::vector<TypedAttachPoint> typed_attach_points(const struct btf* b, AttachKin
     for (std::uint32_t id = 1; id < n; ++id) {
         const struct btf_type* t = btf__type_by_id(b, id);
         std::string name = attach_name(b, t, kind);
-        if (name.empty() || !matches(name, globs)) continue;
+        if (name.empty()) continue;
+        auto kept = kept_args(name, globs);
+        if (!kept) continue;
         const struct btf_type* proto = prototype(b, t, kind);
         if (!proto || !btf_is_func_proto(proto)) continue;
         auto args = struct_args(b, proto, kind);
+        if (!kept->empty())
+            std::erase_if(args, [&](const StructArg& a) { return !kept->count(a.index); });
         if (!args.empty()) out.push_back({kind, std::move(name), std::move(args)});
     }
     return out;

@@ -18,13 +18,36 @@
 
 namespace hotline {
 
+// Each object seen on both sides of a handoff, once each: a task where it is
+// woken and where it runs next, a socket where its data arrives (softirq, the
+// sender's CPU on loopback and veth) and where its owner sends, a work item
+// queued and run, a timer firing, and TCP's rare events.
 const std::vector<std::string> kDefaultDiscoverTracepoints = {
-    "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_switch", "sched_migrate_task",
-    "inet_sock_set_state", "sock_send_length", "sock_recv_length", "sock_rcvqueue_full", "tcp_destroy_sock",
-    "tcp_rcv_space_adjust", "tcp_retransmit_skb", "tcp_send_reset", "tcp_receive_reset",
-    "net_dev_queue", "net_dev_xmit", "netif_receive_skb", "netif_rx", "napi_poll", "consume_skb", "kfree_skb",
-    "qdisc_dequeue", "workqueue_queue_work", "workqueue_execute_start", "timer_start", "timer_expire_entry",
-    "hrtimer_start", "hrtimer_expire_entry"};
+    "sched_waking", "sched_switch:2", "sched_wakeup_new", "sched_migrate_task", "sk_data_ready",
+    "sock_send_length", "sock_rcvqueue_full", "tcp_retransmit_skb", "tcp_send_reset", "tcp_receive_reset",
+    "workqueue_queue_work", "workqueue_execute_start", "timer_expire_entry", "hrtimer_expire_entry"};
+
+// Busy tracepoints, 2-9 runs per tcp-crr connection each (docs/discover.md).
+const std::vector<std::string> kBusyTracepoints = {
+    "sched_wakeup", "sched_switch", "inet_sock_set_state", "sock_recv_length", "tcp_destroy_sock",
+    "tcp_rcv_space_adjust", "net_dev_queue", "net_dev_xmit", "netif_receive_skb", "netif_rx", "napi_poll",
+    "consume_skb", "kfree_skb", "qdisc_dequeue", "timer_start", "hrtimer_start"};
+
+Result<std::vector<std::string>> expand_tracepoint_sets(const std::vector<std::string>& globs) {
+    if (globs.empty()) return kDefaultDiscoverTracepoints;
+    std::vector<std::string> out;
+    for (const auto& g : globs) {
+        const std::vector<std::string>* set = g == "@default" ? &kDefaultDiscoverTracepoints
+                                              : g == "@busy" ? &kBusyTracepoints
+                                                               : nullptr;
+        if (set) out.insert(out.end(), set->begin(), set->end());
+        else if (g.starts_with("@"))
+            return make_error(fmt::format("--tracepoints: no set named {}", g), EINVAL,
+                              "the sets are @default and @busy; other names are tracepoint globs");
+        else out.push_back(g);
+    }
+    return out;
+}
 
 std::string DiscoverSlot::label() const { return fmt::format("{} {} arg {}", to_string(kind), attach, arg); }
 
@@ -160,8 +183,9 @@ Status DiscoveryImpl::start_reading() {
 Result<std::unique_ptr<Discovery>> Discovery::open(const DiscoverOptions& opts, const KernelBtf& btf,
                                                    const Topology& topo) {
     auto d = std::make_unique<DiscoveryImpl>(opts, topo);
-    const auto& tp_globs = opts.tracepoints.empty() ? kDefaultDiscoverTracepoints : opts.tracepoints;
-    auto points = typed_attach_points(btf.raw(), AttachKind::kTracepoint, tp_globs);
+    auto tp_globs = expand_tracepoint_sets(opts.tracepoints);
+    if (!tp_globs) return tp_globs.error();
+    auto points = typed_attach_points(btf.raw(), AttachKind::kTracepoint, *tp_globs);
     if (!opts.functions.empty()) {
         auto fns = typed_attach_points(btf.raw(), AttachKind::kFunction, opts.functions);
         points.insert(points.end(), fns.begin(), fns.end());

@@ -212,6 +212,9 @@ std::optional<std::string> Run::confirm_changes() {
     }
     if (plan_.placement && !plan_.placement->cpus.empty())
         lines.push_back(fmt::format("affinity of the command's runs: CPUs {}", format_cpulist(plan_.placement->cpus)));
+    if (plan_.placement && !plan_.placement->mem_nodes.empty())
+        lines.push_back(fmt::format("memory of the command's runs: node {} only (MPOL_BIND)",
+                                    format_cpulist(plan_.placement->mem_nodes)));
     say(fmt::format("each fix trial changes, and restores after it ({}):", lines.empty() ? "nothing" : "on this host"));
     for (auto& l : lines) say("  " + l);
     if (o_.live.confirm && !o_.live.confirm(lines)) return std::string("not confirmed: nothing was changed");
@@ -386,6 +389,8 @@ ValidatorOutcome Run::verdict(const Validation& v) const {
         out.report.context["scenario_params"]["fix_cpus"] = plan_.placement->cpus;
     if (plan_.placement && plan_.placement->per_cpu_routes)
         out.report.context["scenario_params"]["fix_per_cpu_routes"] = true;
+    if (o_.live.on && plan_.placement && !plan_.placement->mem_nodes.empty())
+        out.report.context["scenario_params"]["fix_mem_nodes"] = plan_.placement->mem_nodes;
     // Time to a verdict: from the first trial's start, applying and restoring included.
     const double took = monotonic_seconds() - trials_started_s_;
     out.report.context["time_to_verdict_s"] = took;

@@ -94,6 +94,8 @@ rm -rf "$tmpd"
 expect_usage validate --fix placement -t dst_release -- sh -c true
 expect_in "words after -- are the command's" "$err" "add --live"
 expect_usage validate --fix numa-local -t nosuchtarget
+expect_usage discover --tracepoints @nosuchset -d 1s
+expect_in "discover names its tracepoint sets" "$err" "@default and @busy"
 expect_usage validate --fix numa-local -d nonsense
 expect_usage validate
 expect_usage diff a.json b.json --expect nosuchfix

@@ -76,6 +76,22 @@ TEST(AttachPoints, FunctionsByGlob) {
     EXPECT_TRUE(typed_attach_points(b.get(), AttachKind::kTracepoint, {"tcp_*"}).empty());
 }
 
+TEST(AttachPoints, AGlobWithAnArgumentKeepsOnlyThatArgument) {
+    auto b = sample_btf();
+    auto next = typed_attach_points(b.get(), AttachKind::kTracepoint, {"sched_switch:2"});
+    ASSERT_EQ(next.size(), 1u);
+    ASSERT_EQ(next[0].args.size(), 1u);
+    EXPECT_EQ(next[0].args[0].index, 2);
+    // An index with no struct behind it drops the attach point; a bare name keeps all.
+    EXPECT_TRUE(typed_attach_points(b.get(), AttachKind::kTracepoint, {"sched_switch:0"}).empty());
+    auto both = typed_attach_points(b.get(), AttachKind::kTracepoint, {"sched_switch:2", "sched_*"});
+    ASSERT_EQ(both.size(), 2u);
+    EXPECT_EQ(both[1].args.size(), 2u);
+    auto fn = typed_attach_points(b.get(), AttachKind::kFunction, {"tcp_*:1"});
+    ASSERT_EQ(fn.size(), 1u);
+    EXPECT_EQ(fn[0].name, "tcp_tw");
+}
+
 TEST(DiscoverSlots, TypesFilterAndTheCapIsCounted) {
     auto b = sample_btf();
     auto tps = typed_attach_points(b.get(), AttachKind::kTracepoint, {});

@@ -29,7 +29,8 @@ struct TypedAttachPoint {
 
 // Every tracepoint, or every function, whose name matches one of `globs`
 // (fnmatch; empty: every one) and whose prototype takes a pointer to a named
-// struct, in BTF order.
+// struct, in BTF order.  "GLOB:N" keeps only argument N of what GLOB matches
+// ("sched_switch:2": the task switched to, not the one switched from).
 std::vector<TypedAttachPoint> typed_attach_points(const struct btf* b, AttachKind kind,
                                                   const std::vector<std::string>& globs);
 

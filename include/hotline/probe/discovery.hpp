@@ -31,10 +31,17 @@ struct DiscoverOptions {
     std::uint32_t owner_capacity = 16384;
 };
 
-// The tracepoints discover attaches by default: the scheduler's wakeups and
-// migrations (task_struct), sockets and TCP (sock), the network stack's queues
-// and frees (sk_buff, net_device, napi_struct, Qdisc), work items and timers.
+// The tracepoints discover attaches by default: wakeups, switches and
+// migrations (task_struct), socket data arrival and sends and TCP's rare
+// events (sock, sk_buff), work items and timer expiries; chosen for what a
+// tcp-crr connection costs (docs/discover.md has the measurements).
 extern const std::vector<std::string> kDefaultDiscoverTracepoints;
+// What the default leaves out for its cost: the switched-out task, socket
+// states, reads and destruction, the network stack's queues, frees and polls
+// (sk_buff, net_device, napi_struct, Qdisc) and timer starts.
+extern const std::vector<std::string> kBusyTracepoints;
+// --tracepoints with its sets expanded: "@default", "@busy" (empty: @default).
+Result<std::vector<std::string>> expand_tracepoint_sets(const std::vector<std::string>& globs);
 
 // One attach point and argument watched: a program slot.
 struct DiscoverSlot {

@@ -138,9 +138,8 @@ void check_validate_numa_local_live(Checks& c, const fs::path& dir) {
              fmt::format("fix {}, scenario {}", show(at(*doc, {"fix"})), show(at(*doc, {"scenario"}))));
     const json* fix_cpus = at(*doc, {"context", "scenario_params", "fix_cpus"});
     c.expect(fix_cpus && *fix_cpus == json({0, 1}), "fix trials on node 0's CPUs 0-1", show(fix_cpus));
-    const std::string text = doc->dump();
-    c.expect(text.find("memory on node 0") != std::string::npos, "the verdict says the command's memory is on node 0",
-             "not in verdict.json");
+    const json* mem = at(*doc, {"context", "scenario_params", "fix_mem_nodes"});
+    c.expect(mem && *mem == json({0}), "fix trials bind the command's memory to node 0", show(mem));
     const json* ops = criterion_on(*doc, "scenario.ops_per_s");
     const json* ops_base = ops ? at(*ops, {"median_baseline"}) : nullptr;
     c.expect(ops_base && ops_base->is_number() && ops_base->get<double>() > 0,
