@@ -92,14 +92,17 @@ TEST_F(LiveValidateHost, RfsOnTheUsersOwnServiceReachesADecidedVerdict) {
     EXPECT_EQ(v["context"]["scenario_params"].value("name", ""), "live");
 }
 
-// Starts `validate --fix rfs --live` and returns its pid once a fix trial has
-// the flow table changed (0 when it ended before one did).
-pid_t in_a_fix_trial(const std::string& jdir, const std::string& out, const std::string& original) {
+// Starts `validate --fix rfs --live` (its output in LOG) and returns its pid
+// once a fix trial has the flow table changed (0 when it ended before one did).
+// Runs of 1 s: the first baseline trial decides the precondition.
+pid_t in_a_fix_trial(const std::string& jdir, const std::string& out, const std::string& original,
+                     const std::string& log) {
     pid_t pid = fork();
     if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen("/dev/null", "w", stderr);
-        execl("/bin/sh", "sh", "-c", ("exec " + live_cmd("rfs", jdir, out, "--allow-global")).c_str(), (char*)nullptr);
+        freopen(log.c_str(), "w", stdout);
+        dup2(fileno(stdout), 2);
+        execl("/bin/sh", "sh", "-c", ("exec " + live_cmd("rfs", jdir, out, "--allow-global", "1")).c_str(),
+              (char*)nullptr);
         _exit(127);
     }
     for (int i = 0; i < 6000; ++i) {
@@ -122,8 +125,8 @@ TEST_F(LiveValidateHost, SigkillInAFixTrialThenRestorePutsEverySteeringKnobBack)
     TempDir d;
     const std::string jdir = d / "j";
     const std::string original = flow_entries();
-    pid_t pid = in_a_fix_trial(jdir, d / "v.json", original);
-    ASSERT_GT(pid, 0) << "validate ended before a fix trial";
+    pid_t pid = in_a_fix_trial(jdir, d / "v.json", original, d / "validate.log");
+    ASSERT_GT(pid, 0) << "validate ended before a fix trial:\n" << hosttest::slurp(d / "validate.log");
     kill(pid, SIGKILL);
     int st = 0;
     waitpid(pid, &st, 0);
@@ -140,8 +143,8 @@ TEST_F(LiveValidateHost, SigtermInAFixTrialRestoresAndExits4) {
     TempDir d;
     const std::string jdir = d / "j";
     const std::string original = flow_entries();
-    pid_t pid = in_a_fix_trial(jdir, d / "v.json", original);
-    ASSERT_GT(pid, 0) << "validate ended before a fix trial";
+    pid_t pid = in_a_fix_trial(jdir, d / "v.json", original, d / "validate.log");
+    ASSERT_GT(pid, 0) << "validate ended before a fix trial:\n" << hosttest::slurp(d / "validate.log");
     kill(pid, SIGTERM);
     int st = 0;
     waitpid(pid, &st, 0);
@@ -155,8 +158,9 @@ TEST_F(LiveValidateHost, SigtermInAFixTrialRestoresAndExits4) {
 TEST_F(LiveValidateHost, ThePlacementDecidesTheHandoffsAndItsGuardrailIsHonest) {
     if (usable_cpus().size() < 2) GTEST_SKIP() << "one usable CPU: the placement has nothing to confine";
     TempDir d;
-    // 1 s runs, up to 10 pairs: a busy CI machine left it undecided with half-second runs.
-    auto r = hosttest::run(live_cmd("placement", d / "j", d / "v.json", "", "1", 10));
+    // 1 s runs (a busy CI machine left it undecided with half-second runs); up to
+    // 7 pairs: the handoffs are decided in 3-4, the throughput often never.
+    auto r = hosttest::run(live_cmd("placement", d / "j", d / "v.json", "", "1", 7));
     auto v = hosttest::load_json(d / "v.json");
     const std::string overall = v.value("verdict", "");
     ASSERT_NE(overall, "") << r.err;
