@@ -367,6 +367,14 @@ Result<std::unique_ptr<Journal>> Journal::open(const JournalOptions& opts, KnobI
     return j;
 }
 
+Result<std::string> current_value(KnobIo& io, const KnobWrite& w) {
+    auto rel = knob_relpath(w.kind, w.name);
+    if (!rel) return rel.error();
+    auto now = io.read(w.kind, *rel, w.netns);
+    if (!now) return now.error();
+    return normalize_value(*now);
+}
+
 Status Journal::check_fits(const std::vector<KnobWrite>& writes) {
     std::vector<JournalEntry> all = entries_;
     for (auto& w : writes) {
@@ -377,9 +385,8 @@ Status Journal::check_fits(const std::vector<KnobWrite>& writes) {
         e.netns = w.netns;
         e.fix = w.fix;
         e.new_value = normalize_value(w.value);
-        auto rel = knob_relpath(w.kind, w.name);
-        auto old = rel ? io_.read(w.kind, *rel, w.netns) : Result<std::string>(rel.error());
-        e.old_value = old ? normalize_value(*old) : e.new_value;
+        auto old = current_value(io_, w);
+        e.old_value = old ? *old : e.new_value;
         all.push_back(std::move(e));
     }
     const std::size_t bytes = journal_doc(boot_id_, opts_.owner, all).size();

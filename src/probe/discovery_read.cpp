@@ -94,8 +94,15 @@ Result<DiscoverReading> DiscoveryImpl::read() const {
 
 std::vector<ProgCost> DiscoveryImpl::costs() const {
     std::vector<ProgCost> cost;
-    for (bpf_program* p : programs_) cost.push_back(prog_cost(obj_->obj(), "(discover)", bpf_program__name(p)));
-    if (scaler_) scaler_->scale(cost, stats_->covered_ns(), monotonic_ns());
+    auto read_counts = [&] {
+        for (bpf_program* p : programs_) cost.push_back(prog_cost(obj_->obj(), "(discover)", bpf_program__name(p)));
+    };
+    if (!scaler_) {
+        read_counts();
+        return cost;
+    }
+    const auto at = stats_->read_still(read_counts);
+    scaler_->scale(cost, at.covered_ns, at.now_ns);
     return cost;
 }
 

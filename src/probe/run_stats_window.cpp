@@ -75,6 +75,13 @@ std::uint64_t RunStatsWindow::covered_ns() const {
     return covered_ns_ + (open_since_ ? monotonic_ns() - open_since_ : 0);
 }
 
+RunStatsWindow::Member::Reading RunStatsWindow::read_still(const std::function<void()>& read_counts) const {
+    std::lock_guard<std::mutex> g(mu_);
+    read_counts();
+    const std::uint64_t now = monotonic_ns();
+    return {covered_ns_ + (open_since_ ? now - open_since_ : 0), now};
+}
+
 // true when told to stop.
 bool RunStatsWindow::wait(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds d) {
     return cv_.wait_for(lk, d, [this] { return stop_; });
@@ -98,9 +105,12 @@ bool RunStatsWindow::watch_off(std::unique_lock<std::mutex>& lk, std::chrono::mi
     return false;
 }
 
-// The statistics on for `on` through `fd`, which is closed.  true when told to stop.
-bool RunStatsWindow::hold_stats(std::unique_lock<std::mutex>& lk, int fd) {
-    open_since_ = monotonic_ns();
+// The statistics on for `on` through `fd`, which is closed.  The covered time
+// runs from before the descriptor was opened to after it is closed: a thread
+// preempted at either end counts time without runs, never runs without time.
+// true when told to stop.
+bool RunStatsWindow::hold_stats(std::unique_lock<std::mutex>& lk, int fd, std::uint64_t opened_ns) {
+    open_since_ = opened_ns;
     bool stopping = wait(lk, timing_.on);
     close(fd);
     covered_ns_ += monotonic_ns() - open_since_;
@@ -113,6 +123,7 @@ void RunStatsWindow::loop() {
     while (!stop_) {
         const auto before = timing_.offset(offsets_);
         if (watch_off(lk, before)) return;
+        const std::uint64_t opening = monotonic_ns();
         int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
         if (fd < 0) {
             // Without CAP_SYS_ADMIN only kernel.bpf_stats_enabled can time runs:
@@ -120,7 +131,7 @@ void RunStatsWindow::loop() {
             if (watch_off(lk, timing_.period - before)) return;
             continue;
         }
-        if (hold_stats(lk, fd) || watch_off(lk, timing_.period - timing_.on - before)) return;
+        if (hold_stats(lk, fd, opening) || watch_off(lk, timing_.period - timing_.on - before)) return;
     }
 }
 

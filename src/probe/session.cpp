@@ -358,10 +358,17 @@ void SessionImpl::for_each_program(Fn&& fn) const {
 
 std::vector<ProgCost> SessionImpl::read_cost() const {
     std::vector<ProgCost> cost;
-    for_each_program([&](const LoadedObject& o, const std::string& target, const std::string& prog) {
-        cost.push_back(prog_cost(o.obj(), target, prog));
-    });
-    if (cost_scaler_) cost_scaler_->scale(cost, stats_window_->covered_ns(), monotonic_ns());
+    auto read_counts = [&] {
+        for_each_program([&](const LoadedObject& o, const std::string& target, const std::string& prog) {
+            cost.push_back(prog_cost(o.obj(), target, prog));
+        });
+    };
+    if (!cost_scaler_) {
+        read_counts();
+        return cost;
+    }
+    const auto at = stats_window_->read_still(read_counts);
+    cost_scaler_->scale(cost, at.covered_ns, at.now_ns);
     return cost;
 }
 

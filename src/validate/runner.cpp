@@ -204,11 +204,9 @@ std::optional<std::string> Run::confirm_changes() {
     if (!o_.live.on) return std::nullopt;
     std::vector<std::string> lines;
     for (auto& w : plan_.writes) {
-        auto rel = knob_relpath(w.kind, w.name);
-        auto now = rel ? io_.read(w.kind, *rel, w.netns) : Result<std::string>(rel.error());
+        auto now = current_value(io_, w);
         lines.push_back(fmt::format("{} {}: {} -> {}", to_string(w.kind), knob_display(w.kind, w.name),
-                                    now ? normalize_value(*now) : "(unreadable: " + now.error().message() + ")",
-                                    w.value));
+                                    now ? *now : "(unreadable: " + now.error().message() + ")", w.value));
     }
     if (plan_.placement && !plan_.placement->cpus.empty())
         lines.push_back(fmt::format("affinity of the command's runs: CPUs {}", format_cpulist(plan_.placement->cpus)));

@@ -33,14 +33,17 @@ void add_steady_intervals(const nlohmann::json& intervals, Timed& t) {
 }
 
 // A recording of loopback connections paced by the clock (steady on a busy
-// machine, unlike a workload running as fast as the CPUs let it).
+// machine, unlike a workload running as fast as the CPUs let it).  1,500 a
+// second, a fifth of one CPU: at 3,000 a CI run with the fuzz targets and a
+// guest beside it could not keep the pace, the rate followed the contention
+// within each second, and the 100 ms samples read 40% over the exact count.
 Timed record_paced_churn() {
     Timed t;
     std::string f = temp_path("runstats.json");
     // The proxies' own programs: held to tracepoints (fentry, where it loads, has no events of its own).
     // The session ends with the command.
     CmdResult r = run(hosttest::hotline() + " record -d 60 -t dst_release,queue_work_on -m tracepoint -o " + f +
-                      " -- python3 " HOST_HELPERS "/paced_churn.py 3000 5");
+                      " -- python3 " HOST_HELPERS "/paced_churn.py 1500 6");
     EXPECT_EQ(r.rc, 0) << r.err;
     t.text = r.out + r.err;
     auto j = load_json(f);
@@ -59,7 +62,7 @@ TEST(HostRunStats, OneRunInTenIsTimedAndTheRestEstimated) {
     if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
     Timed t = record_paced_churn();
     ASSERT_GT(t.runs, 10000) << "the churn should run the dst_release proxies often";
-    // 100 ms of each second; a session of 5 s opens 5 or 6 windows.
+    // 100 ms of each second; a session of 6 s opens 6 or 7 windows.
     EXPECT_GE(t.timed / t.runs, 0.05);
     EXPECT_LE(t.timed / t.runs, 0.2);
     // The estimate against the programs' own exact event counts, where the workload was steady.

@@ -112,6 +112,10 @@ struct KnobWrite {
     std::string fix;                // which fix asked, for the journal and reports
 };
 
+// What a planned write's knob holds now, normalized as the journal records it
+// (the value the write replaces).
+Result<std::string> current_value(KnobIo& io, const KnobWrite& w);
+
 enum class ApplyStatus {
     kApplied,       // written and read back
     kAlreadySet,    // the knob already had the value: nothing written, nothing to restore

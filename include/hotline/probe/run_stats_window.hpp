@@ -55,6 +55,16 @@ public:
         Member& operator=(const Member&) = delete;
         // Nanoseconds since the window opened during which runs were timed, up to now.
         std::uint64_t covered_ns() const { return window_->covered_ns(); }
+        // Runs `read_counts` with the window held still (it neither opens nor
+        // closes meanwhile) and returns the covered time at the end of the read
+        // and that moment: the runs read and the time covered describe one span
+        // however late the window's thread or the reader is scheduled.
+        struct Reading {
+            std::uint64_t covered_ns, now_ns;
+        };
+        Reading read_still(const std::function<void()>& read_counts) const {
+            return window_->read_still(read_counts);
+        }
 
     private:
         friend class RunStatsWindow;
@@ -74,13 +84,14 @@ private:
     void loop();
     bool wait(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds d);
     bool watch_off(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds off);
-    bool hold_stats(std::unique_lock<std::mutex>& lk, int fd);
+    bool hold_stats(std::unique_lock<std::mutex>& lk, int fd, std::uint64_t opened_ns);
     struct Seen {
         std::uint64_t runs;
         std::uint64_t gen;  // members_gen_ when summed
     };
     Seen runs() const;
     std::uint64_t covered_ns() const;
+    Member::Reading read_still(const std::function<void()>& read_counts) const;
 
     const RunStatsTiming timing_{};
     mutable std::mutex members_mu_;
