@@ -3,6 +3,8 @@
 #include <bpf/btf.h>
 #include <fnmatch.h>
 
+#include <charconv>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -17,12 +19,15 @@ namespace {
 constexpr std::string_view kTracePrefix = "btf_trace_";
 
 // "GLOB" or "GLOB:N": the pattern, and the one argument index it keeps (-1: all).
+// An N too large for an int is no argument any prototype has: it keeps none.
 std::pair<std::string, int> split_arg(const std::string& g) {
     const std::size_t colon = g.rfind(':');
     if (colon == std::string::npos || colon + 1 == g.size() ||
         g.find_first_not_of("0123456789", colon + 1) != std::string::npos)
         return {g, -1};
-    return {g.substr(0, colon), std::stoi(g.substr(colon + 1))};
+    int n = 0;
+    auto [end, ec] = std::from_chars(g.data() + colon + 1, g.data() + g.size(), n);
+    return {g.substr(0, colon), ec == std::errc() ? n : std::numeric_limits<int>::max()};
 }
 
 // The argument indexes of `name` the globs keep: nullopt when none matches,

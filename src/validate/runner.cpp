@@ -184,7 +184,8 @@ std::optional<std::string> Run::plan_fix(const Topology& topo) {
     target.netns = traffic_->namespaces();
     if (!topo.nodes.empty()) {
         target.node_cpus = topo.cpus_of(topo.nodes.front());
-        target.node = {topo.nodes.front()};
+        // Only a live command's memory can be bound: a scenario's threads are hotline's.
+        if (o_.live.on) target.node = {topo.nodes.front()};
     }
     target.cpu_set = default_cpu_set(o_, so_);
     target.allow_global = o_.allow_global;

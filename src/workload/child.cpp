@@ -95,7 +95,8 @@ Result<ChildPlacement> child_placement(const SpawnOptions& opts) {
     if (opts.netns_fd >= 0 && setns(opts.netns_fd, CLONE_NEWNET)) die(errno);
     if (!opts.cpus.empty() && sched_setaffinity(0, sizeof place.cpus, &place.cpus)) die(errno);
     // Inherited across exec: the command's pages come from these nodes only.
-    if (place.bind_memory && syscall(SYS_set_mempolicy, MPOL_BIND, place.nodes, ChildPlacement::kMaxNodes))
+    // maxnode counts one past the last bit the kernel reads (it subtracts one).
+    if (place.bind_memory && syscall(SYS_set_mempolicy, MPOL_BIND, place.nodes, ChildPlacement::kMaxNodes + 1))
         die(errno);
     if (opts.stdout_fd >= 0) {
         if (dup2(opts.stdout_fd, 1) < 0) die(errno);

@@ -90,6 +90,21 @@ TEST(AttachPoints, AGlobWithAnArgumentKeepsOnlyThatArgument) {
     auto fn = typed_attach_points(b.get(), AttachKind::kFunction, {"tcp_*:1"});
     ASSERT_EQ(fn.size(), 1u);
     EXPECT_EQ(fn[0].name, "tcp_tw");
+    // An index past any int keeps nothing, and says so by matching nothing.
+    EXPECT_TRUE(typed_attach_points(b.get(), AttachKind::kTracepoint, {"sched_switch:99999999999"}).empty());
+}
+
+TEST(DiscoverSets, NamedSetsExpandAndAnUnknownOneIsRefused) {
+    auto none = expand_tracepoint_sets({});
+    ASSERT_TRUE(none);
+    EXPECT_EQ(*none, kDefaultDiscoverTracepoints);
+    auto both = expand_tracepoint_sets({"@default", "@busy", "napi_*"});
+    ASSERT_TRUE(both);
+    EXPECT_EQ(both->size(), kDefaultDiscoverTracepoints.size() + kBusyTracepoints.size() + 1);
+    EXPECT_EQ(both->back(), "napi_*");
+    auto bad = expand_tracepoint_sets({"@packets"});
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message().find("@packets"), std::string::npos) << bad.error().message();
 }
 
 TEST(DiscoverSlots, TypesFilterAndTheCapIsCounted) {
