@@ -97,12 +97,8 @@ std::vector<ProgCost> DiscoveryImpl::costs() const {
     auto read_counts = [&] {
         for (bpf_program* p : programs_) cost.push_back(prog_cost(obj_->obj(), "(discover)", bpf_program__name(p)));
     };
-    if (!scaler_) {
-        read_counts();
-        return cost;
-    }
-    const auto at = stats_->read_still(read_counts);
-    scaler_->scale(cost, at.covered_ns, at.now_ns);
+    if (scaler_) scaler_->read_scaled(*stats_, cost, read_counts);
+    else read_counts();
     return cost;
 }
 

@@ -363,12 +363,8 @@ std::vector<ProgCost> SessionImpl::read_cost() const {
             cost.push_back(prog_cost(o.obj(), target, prog));
         });
     };
-    if (!cost_scaler_) {
-        read_counts();
-        return cost;
-    }
-    const auto at = stats_window_->read_still(read_counts);
-    cost_scaler_->scale(cost, at.covered_ns, at.now_ns);
+    if (cost_scaler_) cost_scaler_->read_scaled(*stats_window_, cost, read_counts);
+    else read_counts();
     return cost;
 }
 

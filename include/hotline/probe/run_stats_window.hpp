@@ -118,6 +118,12 @@ public:
     // `cost`: the kernel's cumulative counts; replaced by the estimates, each
     // with the kernel's count in timed_runs.
     void scale(std::vector<ProgCost>& cost, std::uint64_t covered_ns, std::uint64_t now_ns);
+    // `read_counts` fills `cost` with the window held still; then the scaling.
+    void read_scaled(const RunStatsWindow::Member& window, std::vector<ProgCost>& cost,
+                     const std::function<void()>& read_counts) {
+        const auto at = window.read_still(read_counts);
+        scale(cost, at.covered_ns, at.now_ns);
+    }
 
 private:
     struct Totals {
