@@ -57,11 +57,10 @@ Result<nlohmann::json> record_in_guest(const VmCli& v, const Side& s, const std:
     fs::path rec = dir / (s.label + ".json");
     std::vector<std::string> args = record_args;
     args.insert(args.end(), {"--output", rec.string()});
-    auto argv = vm_helper_command(o, v.keep.empty() ? "" : (dir / s.label).string(), {}, args);
-    if (!argv) return argv.error();
     fmt::print(stderr, "hotline ab: {} kernel {}: hotline {}\n", s.label, s.kernel, fmt::join(args, " "));
     double t0 = monotonic_seconds();
-    int rc = run_vm_child(*argv, true);  // stdout carries only the verdict
+    // stdout carries only the verdict
+    int rc = run_guest_cli(o, v.keep.empty() ? "" : (dir / s.label).string(), {}, args, true);
     if (rc == kExitInterrupted) return make_error("interrupted", EINTR);
     if (rc != 0) return make_error(fmt::format("recording on the {} kernel {} failed (exit status {})", s.label,
                                                s.kernel, rc));

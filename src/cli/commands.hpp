@@ -256,11 +256,11 @@ void add_vm_commands(CLI::App& app, VmCli& v);
 int run_vm_cli(const VmCli& v);
 int run_ab(const VmCli& v);
 
-// The helper's command line for one guest run; empty with the error printed
-// when an option is wrong.
-Result<std::vector<std::string>> vm_helper_command(const VmOptions& o, const std::string& keep,
-                                                   const std::vector<std::string>& scripts,
-                                                   const std::vector<std::string>& args);
+// One guest run of a request built from the options (src/vm/): the command's
+// exit status, kExitUsage, kExitVmGuestFailed or kExitInterrupted, the error
+// printed.  stdout_to_stderr: the inner command's output is progress, not the result.
+int run_guest_cli(const VmOptions& o, const std::string& keep, const std::vector<std::string>& scripts,
+                  const std::vector<std::string>& args, bool stdout_to_stderr);
 // Where one verdict goes: its text (in colour on a terminal) or JSON on stdout;
 // JSON, JUnit and HTML files when named; a diff's recordings feed the page.
 struct VerdictFiles {
@@ -270,7 +270,4 @@ struct VerdictFiles {
 };
 // (src/cli/validate_command.cpp) false when a file could not be written.
 bool render_all(VerdictReport& r, const VerdictFiles& out);
-// Runs the helper as a child, passing Ctrl-C and termination on to it; its exit
-// status.  stdout_to_stderr: the inner command's output is progress, not the result.
-int run_vm_child(const std::vector<std::string>& argv, bool stdout_to_stderr);
 }  // namespace hotline::cli

@@ -1,97 +1,44 @@
-// `hotline vm`: option checks and the hand-off to the VM helper
-// (libexec/vm/hotline-vm), which boots the guest.  docs/vm.md says why the
-// booting is a shipped helper and not a library.
+// `hotline vm`: the options, handed to the VM layer (src/vm/), which boots
+// the guest through its helper and reads the results back.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
 
 #include "commands.hpp"
-#include "hotline/base/signals.hpp"
+#include "hotline/vm/guest_run.hpp"
 
 namespace hotline::cli {
-namespace fs = std::filesystem;
 
 namespace {
 
-// The helper: $HOTLINE_VM_HELPER, else installed beside the binary
-// (PREFIX/libexec/hotline/vm), else the source tree the binary was built from.
-Result<std::string> vm_helper_path() {
-    if (const char* env = std::getenv("HOTLINE_VM_HELPER"); env && *env) return std::string(env);
-    std::error_code ec;
-    fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    std::vector<fs::path> candidates;
-    if (!ec) candidates.push_back(self.parent_path().parent_path() / "libexec/hotline/vm/hotline-vm");
-    candidates.push_back(fs::path(HOTLINE_SOURCE_DIR) / "libexec/vm/hotline-vm");
-    for (auto& c : candidates)
-        if (access(c.c_str(), X_OK) == 0) return c.string();
-    return make_error(fmt::format("the VM helper is not installed (looked for {} and {}): set HOTLINE_VM_HELPER",
-                                  candidates.front().string(), candidates.back().string()));
-}
-
-}  // namespace
-
-Result<std::vector<std::string>> vm_helper_command(const VmOptions& o, const std::string& keep,
-                                                   const std::vector<std::string>& scripts,
-                                                   const std::vector<std::string>& args) {
-    auto helper = vm_helper_path();
-    if (!helper) return helper.error();
+Result<vm::GuestRequest> guest_request(const VmOptions& o, const std::string& keep,
+                                       const std::vector<std::string>& scripts, const std::vector<std::string>& args,
+                                       bool stdout_to_stderr) {
     auto tmo = parse_duration(o.timeout);
     if (!tmo) return make_error("--timeout: " + tmo.error().message());
-    if (*tmo < 1) return make_error("--timeout must be at least 1s");
-    std::error_code ec;
-    fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) return make_error("cannot find this hotline binary (/proc/self/exe): " + ec.message());
-    std::vector<std::string> argv{*helper, "--hotline", self.string(), "--kernel", o.kernel,
-                                  "--nodes", std::to_string(o.nodes), "--cpus", std::to_string(o.cpus),
-                                  "--memory", o.memory, "--timeout", std::to_string(static_cast<long>(*tmo))};
-    if (!o.modules.empty()) argv.insert(argv.end(), {"--modules", o.modules});
-    if (!keep.empty()) argv.insert(argv.end(), {"--keep", keep});
-    if (o.console) argv.push_back("--console");
-    for (auto& s : scripts) argv.insert(argv.end(), {"--script", s});
-    if (!args.empty()) {
-        argv.push_back("--");
-        argv.insert(argv.end(), args.begin(), args.end());
-    }
-    return argv;
+    return vm::GuestRequest{o.kernel, o.modules, o.nodes,   o.cpus, o.memory,        *tmo,
+                            o.console, keep,     scripts,   args,   stdout_to_stderr};
 }
 
-namespace {
-
-std::vector<char*> c_argv(const std::vector<std::string>& argv) {
-    std::vector<char*> out;
-    for (auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
-    out.push_back(nullptr);
-    return out;
+int exit_status(const vm::GuestOutcome& out) {
+    switch (out.end) {
+        case vm::GuestEnd::kRan: return out.rc;
+        case vm::GuestEnd::kUsage: return kExitUsage;
+        case vm::GuestEnd::kInterrupted: return kExitInterrupted;
+        case vm::GuestEnd::kGuestFailed: break;
+    }
+    return kExitVmGuestFailed;
 }
 
 }  // namespace
 
-int run_vm_child(const std::vector<std::string>& argv, bool stdout_to_stderr) {
-    // Blocked before the fork: a signal that arrives while the helper starts is
-    // still passed on.  The child gets the mask it had before.
-    ShutdownSignals signals({SIGCHLD});
-    pid_t pid = fork();
-    if (pid < 0) return fail(make_error("fork failed", errno), kExitError);
-    if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
-        auto cargv = c_argv(argv);
-        execv(cargv[0], cargv.data());
-        _exit(127);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-        int sig = signals.wait(1.0);
-        if (is_shutdown_signal(sig)) kill(pid, sig);  // the helper stops the guest and cleans up
-    }
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    return kExitInterrupted;
+int run_guest_cli(const VmOptions& o, const std::string& keep, const std::vector<std::string>& scripts,
+                  const std::vector<std::string>& args, bool stdout_to_stderr) {
+    auto request = guest_request(o, keep, scripts, args, stdout_to_stderr);
+    if (!request) return fail(request.error(), kExitUsage);
+    if (auto s = vm::check_guest_request(*request); !s) return fail(s.error(), kExitUsage);
+    auto outcome = vm::run_in_guest(*request);
+    if (!outcome) return fail(outcome.error(), kExitVmGuestFailed);
+    return exit_status(*outcome);
 }
 
 bool VmCli::selected() const { return (vm && *vm) || (ab && *ab); }
@@ -102,7 +49,8 @@ void add_guest_options(CLI::App* c, VmOptions& o) {
     c->add_option("--kernel", o.kernel,
                   fmt::format("debian:5.10|debian:6.1|debian:6.12|debian:latest, or a bzImage, vmlinux or "
                               "linux-image .deb (default {})", o.kernel));
-    c->add_option("--modules", o.modules, "Modules directory of a kernel image (for veth, unless built in)");
+    c->add_option("--modules", o.modules,
+                  "Modules directory of a kernel image (for veth), or none when veth is built in");
     c->add_option("--nodes", o.nodes, fmt::format("Emulated NUMA nodes (default {})", o.nodes))
         ->check(CLI::Range(1, 64));
     c->add_option("--cpus", o.cpus, fmt::format("vCPUs, split evenly over the nodes (default {})", o.cpus))
@@ -159,14 +107,7 @@ void add_vm_commands(CLI::App& app, VmCli& v) {
 
 int run_vm_cli(const VmCli& v) {
     if (v.ab && *v.ab) return run_ab(v);
-    if (v.args.empty() && v.scripts.empty())
-        return fail(make_error("nothing to run: hotline vm [options] -- HOTLINE-ARGS..."), kExitUsage);
-    auto argv = vm_helper_command(v.guest, v.keep, v.scripts, v.args);
-    if (!argv) return fail(argv.error(), kExitUsage);
-    // exec: the helper's exit status is this command's, and a signal reaches it directly.
-    auto cargv = c_argv(*argv);
-    execv(cargv[0], cargv.data());
-    return fail(make_error("cannot run " + argv->front(), errno), kExitError);
+    return run_guest_cli(v.guest, v.keep, v.scripts, v.args, false);
 }
 
 }  // namespace hotline::cli

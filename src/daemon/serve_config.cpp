@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "hotline/config/toml_reader.hpp"
+#include "hotline/base/base64.hpp"
 #include "hotline/base/util.hpp"
 
 namespace hotline {
@@ -399,21 +400,6 @@ bool password_matches(const AuthUser& u, std::string_view password) {
     return out && out[0] != '*' && same_secret(out, u.hash);
 }
 
-// Canonical base64: the alphabet, then at most two '=' and only at the end
-// (EVP_DecodeBlock alone takes '=' anywhere).  Returns the padding length, or
-// -1 when malformed.
-int base64_padding(std::string_view b64) {
-    auto first_pad = b64.find('=');
-    std::size_t pad = first_pad == std::string_view::npos ? 0 : b64.size() - first_pad;
-    if (pad > 2) return -1;
-    for (std::size_t i = 0; i < b64.size(); ++i) {
-        unsigned char ch = static_cast<unsigned char>(b64[i]);
-        bool ok = i >= b64.size() - pad ? ch == '=' : std::isalnum(ch) || ch == '+' || ch == '/';
-        if (!ok) return -1;
-    }
-    return int(pad);
-}
-
 // "Basic base64(user:password)" -> {user, password}; nullopt when malformed.
 std::optional<std::pair<std::string, std::string>> decode_basic(std::string_view authorization) {
     constexpr std::string_view kScheme = "Basic ";
@@ -422,14 +408,10 @@ std::optional<std::pair<std::string, std::string>> decode_basic(std::string_view
         if (std::tolower(static_cast<unsigned char>(authorization[i])) != "basic"[i]) return std::nullopt;
     if (authorization[kScheme.size() - 1] != ' ') return std::nullopt;
     std::string_view b64 = trim(authorization.substr(kScheme.size()));
-    if (b64.empty() || b64.size() % 4 != 0) return std::nullopt;
-    int pad = base64_padding(b64);
-    if (pad < 0) return std::nullopt;
-    std::string raw(b64.size() / 4 * 3, '\0');
-    int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(raw.data()),
-                            reinterpret_cast<const unsigned char*>(b64.data()), int(b64.size()));
-    if (n < pad) return std::nullopt;
-    raw.resize(std::size_t(n - pad));
+    if (b64.empty()) return std::nullopt;
+    auto decoded = base64_decode(b64);
+    if (!decoded) return std::nullopt;
+    const std::string& raw = *decoded;
     auto colon = raw.find(':');
     if (colon == std::string::npos) return std::nullopt;
     return std::pair{raw.substr(0, colon), raw.substr(colon + 1)};

@@ -66,9 +66,5 @@ vm_scenario_tools() {
     return 0
 }
 
-# Quote each argument for a POSIX shell (the guest's busybox ash).
-vm_shell_quote() {
-    local a out=
-    for a in "$@"; do out+=" '${a//\'/\'\\\'\'}'"; done
-    printf '%s' "${out# }"
-}
+# A string from the guest or a package, shown without control characters.
+vm_printable() { printf '%s' "${1:0:200}" | tr -c '[:print:]' '?'; }

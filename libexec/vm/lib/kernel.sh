@@ -151,11 +151,10 @@ vm_download_unpack() {  # vm_download_unpack SUITE PKG DIR
 vm_kernel_verify() {  # vm_kernel_verify DIR
     local dir=$1
     vm_kernel_complete "$dir" || return 1
-    if [ ! -f "$dir/sha256sums" ]; then  # unpacked before digests were kept
-        (cd "$dir" && sha256sum vmlinux modules/*.ko >sha256sums) || return 1
-        return 0
-    fi
-    (cd "$dir" && sha256sum --quiet -c sha256sums >/dev/null 2>&1) && return 0
+    # No digests is no proof: such a directory is unpacked again, never booted.
+    [ -f "$dir/sha256sums" ] && [ -f "$dir/vmlinux" ] && [ ! -L "$dir/vmlinux" ] &&
+        grep -q '  vmlinux$' "$dir/sha256sums" &&
+        (cd "$dir" && sha256sum --quiet --strict -c sha256sums >/dev/null 2>&1) && return 0
     vm_log "the cached kernel in $dir does not match its sha256sums: fetching it again"
     return 1
 }
@@ -166,7 +165,8 @@ vm_kernel_verify() {  # vm_kernel_verify DIR
 vm_local_kernel_dir() {  # vm_local_kernel_dir FILE MODDIR
     local k=$1 moddir=$2 dir m f
     if [ "${k%.deb}" != "$k" ]; then
-        dir=$VM_CACHE/kernels/local-$(basename "$k" .deb)
+        # Keyed by the package's content: two packages of one file name are two kernels.
+        dir=$VM_CACHE/kernels/local-$(sha256sum <"$k" | cut -c1-32)
         vm_kernel_verify "$dir" || { vm_unpack_deb "$dir" "$k" && vm_kernel_verify "$dir"; } || return 1
         echo "$dir"
         return 0
@@ -204,7 +204,10 @@ vm_kernel_dir() {  # vm_kernel_dir ALIAS|PATH [MODDIR]
     flock 9
     suite=$(vm_kernel_field "$k" 2) || vm_die "unknown kernel \"$k\": use $(vm_kernel_aliases) or a path to a kernel image or linux-image .deb"
     if [ "${HOTLINE_VM_REFRESH:-0}" != 1 ] && [ -f "$VM_CACHE/kernels/$key" ]; then
-        dir=$VM_CACHE/kernels/$(cat "$VM_CACHE/kernels/$key")
+        # An alias names a directory of the cache, never a path out of it.
+        dir=$(head -c 256 "$VM_CACHE/kernels/$key")
+        [[ $dir =~ ^[A-Za-z0-9][A-Za-z0-9._+~%-]*$ ]] || dir=.invalid
+        dir=$VM_CACHE/kernels/$dir
         if vm_kernel_verify "$dir"; then
             exec 9>&-
             echo "$dir"

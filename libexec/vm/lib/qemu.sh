@@ -109,8 +109,11 @@ VM_STEP_LIMIT_S=${VM_STEP_LIMIT_S:-300}
 # vm_step_limit MARKER: the seconds the guest may spend after MARKER (a channel
 # line, "" before the first) before the next one.
 vm_step_limit() {
+    local t=${1##*timeout=}
+    # The marker is the guest's text: only digits reach arithmetic (bash would
+    # run a command substitution inside an array subscript there).
     case $1 in
-        "HLVM-START "*) echo $((2 * ${1##*timeout=} + VM_STEP_LIMIT_S)) ;;
+        "HLVM-START "*) [[ $t =~ ^[0-9]{1,6}$ ]] || t=0; echo $((2 * 10#$t + VM_STEP_LIMIT_S)) ;;
         *) echo "$VM_STEP_LIMIT_S" ;;
     esac
 }
@@ -135,9 +138,10 @@ vm_watch_progress() {
         [ $((now - since)) -le "$limit" ] && continue
         case $marker in
             "HLVM-START "*) read -r _ test tmo <<<"$marker"
-                echo "test $test sent no result for $((now - since)) s (its own timeout ${tmo#timeout=} s, which a livelocked guest kernel never reaches)" ;;
+                echo "test $(vm_printable "$test") sent no result for $((now - since)) s (its own timeout" \
+                    "$(vm_printable "${tmo#timeout=}") s, which a livelocked guest kernel never reaches)" ;;
             "") echo "the guest sent no HLVM-HELLO for $((now - since)) s after QEMU started" ;;
-            *) echo "the guest sent nothing for $((now - since)) s after: ${marker}" ;;
+            *) echo "the guest sent nothing for $((now - since)) s after: $(vm_printable "$marker")" ;;
         esac >"$stalled"
         vm_dump_cpus "${channel%/*}" >"${stalled%/*}/stalled-cpus.txt" 2>&1
         kill "$pid" 2>/dev/null
