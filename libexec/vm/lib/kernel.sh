@@ -165,8 +165,7 @@ vm_kernel_verify() {  # vm_kernel_verify DIR
 vm_local_kernel_dir() {  # vm_local_kernel_dir FILE MODDIR
     local k=$1 moddir=$2 dir m f
     if [ "${k%.deb}" != "$k" ]; then
-        # Keyed by the package's content: two packages of one file name are two kernels.
-        dir=$VM_CACHE/kernels/local-$(sha256sum <"$k" | cut -c1-32)
+        dir=$(vm_deb_cache_dir "$k")
         vm_kernel_verify "$dir" || { vm_unpack_deb "$dir" "$k" && vm_kernel_verify "$dir"; } || return 1
         echo "$dir"
         return 0
@@ -189,6 +188,23 @@ vm_local_kernel_dir() {  # vm_local_kernel_dir FILE MODDIR
     echo "$dir"
 }
 
+# vm_alias_dir KEY: the cache directory the alias KEY resolved to last time;
+# fails when there is none.  An alias names a directory of the cache by a plain
+# name, never a path out of it.
+vm_alias_dir() {
+    local f=$VM_CACHE/kernels/$1 name
+    [ -f "$f" ] || return 1
+    name=$(head -c 256 "$f")
+    [[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._+~%-]*$ ]] || return 1
+    echo "$VM_CACHE/kernels/$name"
+}
+
+# vm_deb_cache_dir DEB: where a linux-image .deb given as --kernel is unpacked,
+# keyed by its content (two packages of one file name are two kernels).
+vm_deb_cache_dir() {
+    echo "$VM_CACHE/kernels/local-$(sha256sum <"$1" | cut -c1-32)"
+}
+
 # Resolve a kernel (alias from the table, or a local file) to a directory
 # holding vmlinux and modules/; prints the directory.  Serialised per cache with
 # flock so that parallel runs share one download.
@@ -203,11 +219,7 @@ vm_kernel_dir() {  # vm_kernel_dir ALIAS|PATH [MODDIR]
     exec 9>"$VM_CACHE/kernels/.lock"
     flock 9
     suite=$(vm_kernel_field "$k" 2) || vm_die "unknown kernel \"$k\": use $(vm_kernel_aliases) or a path to a kernel image or linux-image .deb"
-    if [ "${HOTLINE_VM_REFRESH:-0}" != 1 ] && [ -f "$VM_CACHE/kernels/$key" ]; then
-        # An alias names a directory of the cache, never a path out of it.
-        dir=$(head -c 256 "$VM_CACHE/kernels/$key")
-        [[ $dir =~ ^[A-Za-z0-9][A-Za-z0-9._+~%-]*$ ]] || dir=.invalid
-        dir=$VM_CACHE/kernels/$dir
+    if [ "${HOTLINE_VM_REFRESH:-0}" != 1 ] && dir=$(vm_alias_dir "$key"); then
         if vm_kernel_verify "$dir"; then
             exec 9>&-
             echo "$dir"
