@@ -1,6 +1,7 @@
 // Duration and list parsing, whole-file reads, atomic file writes, error exits.
 #include <cctype>
 #include <fcntl.h>
+#include <sysexits.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -135,7 +136,12 @@ std::string unknown_name_message(std::string_view kind, std::string_view name, s
 }
 
 int fail(const Error& e, int exit_code) {
-    fmt::print(stderr, "hotline: {}\n", e.message());
+    // A usage error's EINVAL says only that the input was wrong, which the
+    // message already does; a system call's errno (ENOENT of a file named on
+    // the command line) stays.
+    Error shown = e;
+    if (exit_code == EX_USAGE && shown.err == EINVAL) shown.err = 0;
+    fmt::print(stderr, "hotline: {}\n", shown.message());
     return exit_code;
 }
 

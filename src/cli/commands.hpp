@@ -178,7 +178,7 @@ bool write_html(const std::string& file, const HtmlInput& in);
 Result<nlohmann::json> load_json(const std::string& path);
 
 // A parse error: CLI11's message and kExitUsage (0 for --help and --version).
-int usage_error(CLI::App& app, const CLI::ParseError& e);
+int usage_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
 
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);

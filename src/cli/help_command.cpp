@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "commands.hpp"
 #include "hotline/model/verdict.hpp"
@@ -129,7 +131,42 @@ int run_help(CLI::App& app, const HelpArgs& h) {
     return kExitOk;
 }
 
-int usage_error(CLI::App& app, const CLI::ParseError& e) {
+namespace {
+
+// The long option names `app` and its parents take, as closest_name's list.
+std::string long_option_names(const CLI::App& app) {
+    std::string names;
+    for (const CLI::App* a = &app; a; a = a->get_parent())
+        for (const CLI::Option* o : a->get_options())
+            for (const auto& l : o->get_lnames()) names += (names.empty() ? "--" : ", --") + l;
+    return names;
+}
+
+// For an option CLI11 did not expect ("--duraton"): the closest one the
+// command takes, as a usage error; nullopt when none is close.
+std::optional<std::string> option_suggestion(CLI::App& cmd, const CLI::ParseError& e) {
+    if (!dynamic_cast<const CLI::ExtrasError*>(&e)) return std::nullopt;
+    std::string what = e.what();
+    auto colon = what.rfind(": ");
+    if (colon == std::string::npos) return std::nullopt;
+    std::istringstream words(what.substr(colon + 2));
+    for (std::string word; words >> word;) {
+        if (word.rfind("--", 0) != 0) continue;
+        const std::string name = word.substr(0, word.find('='));
+        auto near = closest_name(name, long_option_names(cmd));
+        if (!near.empty())
+            return fmt::format("{}: unknown option \"{}\"; did you mean \"{}\"?", command_path(cmd), name, near);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+int usage_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+    if (auto hint = option_suggestion(*named_subcommand(app, argc, argv), e)) {
+        fmt::print(stderr, "{}\nRun with --help for more information.\n", *hint);
+        return kExitUsage;
+    }
     int rc = app.exit(e);
     if (rc == 0) return kExitOk;  // --help, --version
     return kExitUsage;

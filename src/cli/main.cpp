@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
     CLI::App app{"hotline: find kernel cache-line contention and prove a fix removes it"};
     app.name("hotline");  // the usage lines and man pages name the program, not argv[0]
     app.require_subcommand(1);
-    app.set_version_flag("--version", std::string("hotline ") + HOTLINE_VERSION);
+    app.set_version_flag("-V,--version", std::string("hotline ") + HOTLINE_VERSION);
     // Exit status before the examples: help2man makes "Examples:" the man page's EXAMPLES section.
     app.footer(exit_status_help() + examples({"hotline probe", "hotline validate --fix numa-local -o verdict.json",
                                               "hotline help validate"}));
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
     try {
         parse_with_command(app, argc, argv);
     } catch (const CLI::ParseError& e) {
-        return usage_error(app, e);
+        return usage_error(app, e, argc, argv);
     }
     if (*help.help) return run_help(app, help);
     if (*complete.complete) return run_complete(app, complete);

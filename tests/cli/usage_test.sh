@@ -64,6 +64,15 @@ for p in "${paths[@]}"; do
     # shellcheck disable=SC2086
     expect_usage $p --no-such-option
 done
+# A mistyped option: the closest one the command takes, no errno text.
+expect_usage record --duraton 3s
+expect_in "did you mean for record --duraton" "$err" 'hotline record: unknown option "--duraton"; did you mean "--duration"?'
+expect_usage fixes show --jsn numa-local
+expect_in "did you mean for fixes show --jsn" "$err" 'did you mean "--json"?'
+expect_usage probe -t nosuchtarget
+assert "a usage error ends without errno text ($err)" bash -c "! grep -q 'EINVAL' <<<\"\$1\"" _ "$err"
+version=$("$bin" -V 2>&1)
+assert "-V prints the version ($version)" bash -c '[[ $1 =~ ^hotline\ [0-9]+\.[0-9]+\.[0-9]+$ ]]' _ "$version"
 
 # Unknown names: targets, fixes, scenarios, with the closest name suggested.
 expect_usage probe -t dst_relase
