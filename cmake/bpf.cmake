@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # BPF objects and their skeletons.  Needs BPF_CLANG and BPFTOOL.
 #
 # bpf_object(NAME SOURCE_DIR OUTPUT_DIR): SOURCE_DIR/NAME.bpf.c -> OUTPUT_DIR/NAME.bpf.o

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installation in FHS places and the Debian package (docs/install.md).
 #
 #   cmake --install build [--prefix /usr]      # /usr/local by default
@@ -66,6 +67,15 @@ install(FILES ${CMAKE_SOURCE_DIR}/dist/grafana/hotline-dashboard.json
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/schemas DESTINATION ${CMAKE_INSTALL_DATADIR}/hotline)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/metrics.md ${CMAKE_SOURCE_DIR}/docs/runbook.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The licenses as Debian wants them (copyright-format 1.0), and the changelog
+# compressed without a timestamp, so two builds give the same bytes.
+install(FILES ${CMAKE_SOURCE_DIR}/dist/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+set(HOTLINE_CHANGELOG_GZ ${CMAKE_BINARY_DIR}/changelog.gz)
+add_custom_command(OUTPUT ${HOTLINE_CHANGELOG_GZ}
+  COMMAND sh -c "gzip -9nc \"$0\" > \"$1\"" ${CMAKE_SOURCE_DIR}/dist/debian/changelog ${HOTLINE_CHANGELOG_GZ}
+  DEPENDS ${CMAKE_SOURCE_DIR}/dist/debian/changelog COMMENT "changelog.gz" VERBATIM)
+add_custom_target(changelog ALL DEPENDS ${HOTLINE_CHANGELOG_GZ})
+install(FILES ${HOTLINE_CHANGELOG_GZ} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # --- the Debian package -------------------------------------------------------------
 set(CPACK_GENERATOR DEB)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs at install time (install(SCRIPT) from cmake/install.cmake), when the real
 # prefix is known: the systemd unit with this install's paths, and the example
 # configuration as /etc/hotline/serve.toml (PREFIX/etc/hotline under any prefix

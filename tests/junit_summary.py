@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """One tier's CTest JUnit file (ctest --output-junit) as counts, and its verdict.
 
     tests/junit_summary.py TIER FILE [--allow-skip REGEX]...

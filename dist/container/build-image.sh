@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the hotline container image from Debian packages only: a minimal
 # Debian root (debootstrap --variant=minbase), hotline's own .deb installed in it
 # with apt (so its dependencies come from Debian, as on a host), then imported

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Depth-limited JSON parsing for documents read from files.
 #include "hotline/base/json_limits.hpp"
 

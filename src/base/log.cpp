@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's log lines (hotline/base/log.hpp).
 #include "hotline/base/log.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hotline/base/perf_event.hpp"
 
 #include <sys/syscall.h>

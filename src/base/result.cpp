@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error formatting shared by every front end.
 #include "hotline/base/result.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one implementation of blocking and waiting for shutdown signals.
 #include "hotline/base/signals.hpp"
 

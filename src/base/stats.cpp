@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two-sample statistics behind every verdict: all deterministic given a seed.
 #include "hotline/base/stats.hpp"
 

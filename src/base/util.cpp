@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Duration and list parsing, whole-file reads, atomic file writes, error exits.
 #include <cctype>
 #include <fcntl.h>

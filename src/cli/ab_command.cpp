@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline ab`: a kernel-pair fix judged between two guests.  Records the fix's
 // scenario with the same command line on the kernel without the fix and on the
 // kernel with it (`hotline vm` each), then judges the pair with `diff`'s

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline __complete WORD...`: the candidates for the last word of a command
 // line, one a line, for the shell completion script (dist/bash-completion/hotline).
 // Computed from the one CLI definition and the registries, so completion knows

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline cost`: per-hit cost of each program variant against an empty program.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline diagnose [RECORDING.json]`: the findings of a recording, or of one
 // made now with record's options, each with its fixes and confirming command.
 #include <CLI/CLI.hpp>

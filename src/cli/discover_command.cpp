@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline discover`: the record engine with discover's typed attach points
 // and no target, printing the struct types whose objects move between CPUs.
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline fixes list|show|apply` and `hotline restore`: thin front ends over
 // the fix catalog and the journal.  `apply` exists for testing and manual use;
 // the validator drives the same library calls.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline help [COMMAND...]`, the examples at the end of each --help, and the
 // usage errors: an unknown subcommand is named with the closest known one, and
 // every refused command line exits kExitUsage.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hotline command line: parses arguments and hands off to the library.  Help
 // texts name the defaults from the structures that define them.
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline probe`: machine facts and the attach plan, as text or JSON.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline record`: the record engine (src/session/) with interval tables, a
 // summary, the recording's findings and its JSON document.
 #include <signal.h>

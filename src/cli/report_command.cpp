@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline report INPUT.json -o FILE.html` and the `--html FILE` of the other
 // subcommands: the HTML page of a saved document (src/report/html_report.cpp).
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline scenario list|run`: argument checking and printing around the
 // library's scenarios.
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline validate` and `hotline diff`: thin front ends over the validator and
 // the recording comparison (src/validate/).
 #include <CLI/CLI.hpp>

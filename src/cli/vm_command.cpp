@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline vm`: the options, handed to the VM layer (src/vm/), which boots
 // the guest through its helper and reads the results back.
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // toml++ into TomlValue, and the one error format of every configuration file.
 #include "hotline/config/toml_reader.hpp"
 

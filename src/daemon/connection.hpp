@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the server's connection loops share: a connection between requests,
 // deadlines as poll timeouts, and the pipe that wakes a poll loop.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One connection's byte stream for httplib: plain or TLS, nonblocking, with a
 // byte budget and deadlines per request.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one thread that reads every connection's requests before a worker sees them.
 #pragma once
 

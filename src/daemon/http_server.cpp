@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server itself: httplib's routing and hooks over the connection loop.
 // Sockets go from the accept loop to the HeadReader (head_reader.hpp), complete
 // requests to the BoundedPool's workers (bounded_pool.hpp), which serve them over

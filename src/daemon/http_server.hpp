@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's HTTP(S) server: cpp-httplib routing over our own connection loop,
 // which reads requests on one event-driven thread (so slow clients never hold a
 // worker), enforces request-size caps, whole-request deadlines, bounded

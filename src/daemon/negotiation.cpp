@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Content negotiation for /metrics: the exposition format an Accept header asks
 // for, and the Content-Type that answers it.
 #include "negotiation.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which exposition format a scrape gets, from its Accept header.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The path for connections the server will not serve: 503 beyond the limits,
 // and the lingering close of every connection, on one thread of its own.
 #pragma once

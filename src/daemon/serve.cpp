@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve`: attaches the configured targets once, keeps them attached, and
 // serves /metrics, /healthz and /plan until SIGTERM, then detaches everything.
 #include <bpf/bpf.h>

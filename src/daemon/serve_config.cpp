@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `hotline serve` TOML configuration: strict schema (unknown keys are errors),
 // every error collected, each naming its line (hotline/config/toml_reader.hpp), and
 // basic-auth checking against a SHA-256 digest.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve` configuration: the TOML file, its validation (every error names
 // the line), the listen address, and HTTP basic-auth checking.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve --web.config.file`: the exporter-toolkit web configuration
 // (the YAML that node_exporter and every exporter built on exporter-toolkit
 // read), so one file serves a fleet of exporters.  hotline reads the parts it

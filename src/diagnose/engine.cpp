@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Judging the rules on a recording's metrics: evidence with its mechanism and
 // distance past the threshold, the fixes' applicability on the recorded kernel,
 // and, when nothing is found, the numbers that say so and what was not seen.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Between recordings and the rules: what a recording stores for diagnosis, how
 // it is read back, and the command line that confirms a prescribed fix.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The finding rules: [[rule]] tables read with the strict TOML reader, every
 // error as FILE:LINE, metric names checked against the model's table of names.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether a fix applies to a kernel (and why not), and the concrete knob writes
 // and placement it asks for in one validation run.
 #include <bpf/btf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The built-in fix catalog: builtin_fixes.toml, compiled in as a string (see the
 // top CMakeLists.txt) and parsed by the same code as `--fixes DIR` files.  Facts
 // and commit ids: shared/reference/kernel-facts.md.  Metric names are the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parses fix definitions from TOML (the embedded catalog and `--fixes DIR`),
 // refusing unknown keys, bad values and hostile knob names with file:line.
 #include <fmt/format.h>

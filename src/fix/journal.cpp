@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The apply/restore journal: durable intent before every write, read-back after,
 // restore only where hotline's value is still in place, and recovery of a
 // journal left by a killed run (archived instead when the machine rebooted).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the journal and its run locks (src/fix/).
 #pragma once
 

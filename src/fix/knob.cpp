@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Knob names, values and filesystem access: names are validated before any
 // path is built, opens stay beneath their root (openat2 RESOLVE_BENEATH), and
 // netns-scoped I/O runs in a helper thread that setns()es into the namespace.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Queue files whose value depends on the queue: the CPU mask of the NUMA node
 // of the queue's device (RPS and XPS maps per node).
 #include <fmt/format.h>

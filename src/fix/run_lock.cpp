@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run locks (one machine-wide, one per journal directory) and the
 // journal directory's ownership check.
 #include <fcntl.h>

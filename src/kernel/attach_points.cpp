@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hotline/kernel/attach_points.hpp"
 
 #include <bpf/btf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cache-line layout from BTF: flattens a struct and reports the fields that share
 // the hot field's 64-byte line, so a report can say "rt_genid sits on the refcount line".
 #include "hotline/kernel/btf_layout.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Machine facts for `hotline probe` and the planner: release, BTF, lockdown,
 // capabilities, tracefs, kprobe support and a hardware PMU.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device IRQs by action name from /proc/interrupts (text is a parameter for tests).
 //
 // A row is "IRQ: <count per CPU> <chip> [hwirq-flow] <action>[, <action>...]";

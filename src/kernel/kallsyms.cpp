@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/kallsyms: function address ranges for sampling and symbolization, held
 // compactly (text symbols only, one name arena, sorted name index).
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process_* metrics' numbers, read from /proc/<pid>/{stat,fd,limits} and
 // /proc/stat's boot time.
 #include "hotline/kernel/process_stats.hpp"

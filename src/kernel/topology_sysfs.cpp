@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU -> NUMA node map from sysfs (root is a parameter for fixture trees).
 #include <algorithm>
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sizes of the BPF values fields are read from, and the completeness rules of a
 // field table.
 #include "hotline/model/fields.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deltas between cumulative snapshots and per-node folds.
 #include "hotline/model/metrics.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One trial's metric values from the collector's interval and the scenario's
 // own numbers, under the names the fix catalog and the diagnosis rules use.
 #include "hotline/model/recording_metrics.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One attach implementation per mechanism (fentry, kprobe, tracepoint proxy,
 // sampling) behind one interface; the session's planner seam dispatches to them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fentry (+ fexit for latency) on the target function itself: exact counts.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kprobe (+ kretprobe for latency) on the target function: exact counts where
 // fentry is refused.
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tracepoint proxies: tp_btf programs on tracepoints standing in for a function
 // (registry entries' TracepointProxy), found by name in the proxy object.
 #include <fmt/format.h>

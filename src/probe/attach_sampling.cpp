@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cpu-clock sampling: checks that sampling can work for a target; the one
 // sampling object for all sampled targets is loaded after planning
 // (start_sampling), as its address ranges are read-only data.

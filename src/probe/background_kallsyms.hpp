@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/kallsyms read on a thread of its own: the kernel takes tens of
 // milliseconds to format it, time in which vmlinux BTF is parsed and the first
 // objects load.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline cost`: the per-hit price of counting, latency and handoff tracking next
 // to an empty program on the same attach point, all attached in one run.
 #include "hotline/probe/cost.hpp"

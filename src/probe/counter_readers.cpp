@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "counter_readers.hpp"
 
 #include <bpf/bpf.h>

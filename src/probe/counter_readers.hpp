@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Readers of the per-CPU counter maps into a Snapshot, in topology CPU order.
 #pragma once
 

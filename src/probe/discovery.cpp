@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Discovery's attach side: slots from BTF, one load of the template object with
 // a program per slot, refusals left out one by one.
 #include "hotline/probe/discovery.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Discovery's state, shared by its attach side (discovery.cpp) and its read
 // side (discovery_read.cpp).
 #pragma once

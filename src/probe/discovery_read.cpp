@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Discovery's read side: per-slot counts summed over the CPUs, the slot pairs
 // of handoffs, the owner table's objects with handoffs, the programs' cost.
 #include <bpf/bpf.h>

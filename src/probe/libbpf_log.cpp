@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libbpf's messages: captured per thread while a LibbpfCapture is alive (for
 // error messages with the verifier log), otherwise dropped unless
 // HOTLINE_LIBBPF_DEBUG is set.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attach planning: the order of mechanisms, the pre-checks that explain a refusal
 // without touching the kernel, and the rule that a forced mechanism never falls back.
 #include "hotline/probe/planner.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hotline/probe/prog_stats.hpp"
 
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live session: orchestrates target resolution, planning with real attach
 // attempts (one MechanismAttach per mechanism), the objects every plan needs
 // besides, and reading the counters.

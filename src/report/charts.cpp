@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SVG chart renderers (see charts.hpp).  Every coordinate goes through coord()
 // and every printed number through human(), so nothing non-finite reaches the page.
 #include "hotline/report/charts.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recording page's discover sections: the struct types ranked by
 // handoffs, the node x node matrix and the fields by cache line of the top ones.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recording page's sections for a `hotline discover` recording
 // (discover_html.cpp); html_report.cpp places them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline discover`'s text: the ranking of struct types by cross-CPU
 // handoffs, then per top type its attach points, pairs, objects and lines.
 #include <fmt/format.h>

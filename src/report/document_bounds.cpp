@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounds of a recording read back from a file (issue: hostile documents).
 #include "hotline/report/document_bounds.hpp"
 

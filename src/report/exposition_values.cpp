@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exposition formats' escaping and number spelling, and the latency
 // histogram's bucket bounds.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A diagnosis as text and JSON.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fix catalog renderers: the list, one fix in full with its applicability on
 // this kernel, and their JSON forms.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report (html_report.hpp): page kinds by schema, each a list of
 // sections built from the saved JSON and drawn by the chart renderers.
 #include "hotline/report/html_report.hpp"

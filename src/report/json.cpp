@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON renderers and the versioned recording format.
 #include <nlohmann/json.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prometheus text 0.0.4 / OpenMetrics 1.0 rendering of a cumulative Snapshot:
 // per-node (optionally per-CPU) call counters, handoff matrices, latency
 // histograms, sampling shares, and the exporter's own health.

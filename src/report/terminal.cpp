@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Terminal colour and the validate progress line (terminal.hpp).
 #include "hotline/report/terminal.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text renderers: the probe report, interval tables per node or CPU, bcc-style
 // log2 histograms and the programs' own cost.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verdict renderers: a text summary, the versioned JSON document and JUnit XML
 // (one testcase per criterion, so CI dashboards name what held and what did not).
 #include <fmt/format.h>

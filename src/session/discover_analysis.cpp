@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "discover_analysis.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a recording with discovery stores under "discover": per struct type the
 // touches and handoffs (estimated from the sampled objects), its hottest
 // objects, the attach points that hand it over, and the layouts of the top types.

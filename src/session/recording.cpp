@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The record engine: the session, what drives the events (a scenario, the
 // churn or a command), the intervals read so far and why the run stopped.
 #include "hotline/session/recording.hpp"

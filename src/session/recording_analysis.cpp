@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The analysis of a recording: what `hotline diff` compares and what
 // `hotline diagnose` judges, taken from this kernel at the end of the run.
 #include "recording_analysis.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The analysis a recording carries for `hotline diff` and `hotline diagnose`.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The options of a tracing session checked once, in the order a user reads
 // them on the command line, before anything touches the kernel.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built-in targets: the functions behind the two regressions hotline was made for.
 #include "hotline/targets/targets.hpp"
 

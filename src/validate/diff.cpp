@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline diff`: a kernel-pair fix judged between two recordings, one trial per
 // recorded interval plus the exact layout facts each recording stored.
 #include <fmt/format.h>

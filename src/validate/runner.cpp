@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The validator loop on a live kernel (docs/validate-design.md): applicability,
 // journal, one scenario network and one collector session for every trial,
 // ABAB trials with the fix applied and restored around each fix trial.

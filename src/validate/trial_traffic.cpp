@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two kinds of trial traffic behind the validator loop.
 #include "trial_traffic.hpp"
 

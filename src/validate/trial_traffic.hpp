@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one validation trial runs: hotline's scenario in its namespaces, or the
 // user's own traffic on this host (validate --live).  The validator loop sees
 // only this interface.

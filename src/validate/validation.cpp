@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verdicts from per-trial metrics: one criterion at a time, then the overall
 // verdict and the adaptive ABAB stopping rule.
 #include <fmt/format.h>

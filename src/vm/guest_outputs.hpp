@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output files of a command line run in the guest.  The host names them:
 // each -o/--output/--junit/--html FILE becomes a plain name in the guest's
 // working directory, and after the run only those names are taken from what

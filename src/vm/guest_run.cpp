@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hotline/vm/guest_run.hpp"
 
 #include <fmt/format.h>
@@ -26,9 +27,11 @@ namespace {
 // The command line's test in the plan, and its script's name.
 constexpr const char* kCommandTest = "cmd";
 
-// The kernel argument names an image file (not an alias, not a package).
+// The kernel argument names an image file: a file that is not a package
+// (an alias such as debian:6.12 or 6.12 is no file).
 bool is_kernel_image(const std::string& kernel) {
-    return kernel.rfind("debian:", 0) != 0 && fs::path(kernel).extension() != ".deb";
+    std::error_code ec;
+    return fs::is_regular_file(kernel, ec) && fs::path(kernel).extension() != ".deb";
 }
 
 long host_memory_mib() {

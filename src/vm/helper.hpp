@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shipped helper that boots the guest (libexec/vm/hotline-vm): found,
 // started with an argv in its own process group, tied to hotline's life
 // (PR_SET_PDEATHSIG), and stopped through its own cleanup on a signal.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where one guest run's files live on the host: --keep DIR, or a private
 // temporary directory removed afterwards.  A kept directory records what the
 // run put there (MANIFEST), and a later run removes exactly those entries and

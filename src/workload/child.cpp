@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a user command next to a recording and reports how it ended.
 #include <fcntl.h>
 #include <sched.h>

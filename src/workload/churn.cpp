@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loopback TCP connection churn, one pinned thread per CPU: the workload behind
 // the 2023 dst false-sharing fix, and the default job of `hotline record`.
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dst-refcount scenario: the first report's netperf loop (`-t TCP_STREAM
 // -T i,i -- -m 64 -s 64K -D`, three per CPU).  On every chosen CPU a sender
 // thread drives N non-blocking flows of 64-byte writes with TCP_NODELAY and 64K

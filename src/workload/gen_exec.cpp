@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exec scenario: the network only.  The command after -- is the traffic;
 // this generator watches it until it exits or the duration runs out.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The irq-lat scenario: the second report's qperf tcp_lat sweep.  One client
 // thread and one server thread, one connection per message size; each exchange
 // sends size bytes and waits for size bytes back.  The round trip of every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qperf scenario: the real qperf across the namespaces.  Its server runs
 // for the whole scenario (server namespace, last CPU); its client runs once per
 // message size (client namespace, first CPU) and its output is parsed into the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tcp-crr scenario: netperf TCP_CRR's shape, the pattern behind the 2023 dst
 // false-sharing fix: connect, one request, one response, close, to one server
 // address (or, with per-CPU routes, one address pair per CPU).  N client/server

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The toolkit of the built-in traffic generators.  Counters are single-writer
 // and one per cache line: a contention reproducer must not add contention of
 // its own.

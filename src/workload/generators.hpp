@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: what every traffic generator (src/workload/gen_*.cpp) is given, and
 // the toolkit they share: worker threads, CPU sampling, sockets with stop-aware
 // timeouts, the measuring window.  Each generator runs in the scenario's

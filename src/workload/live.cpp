@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The traffic of `validate --live`: the user's command per trial, or a window
 // of the host's own traffic counted by the kernel.
 #include "hotline/workload/live.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The arithmetic behind scenario results: latency percentiles, /proc/stat CPU
 // shares, and message-size lists.
 #include <bit>

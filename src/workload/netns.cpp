@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Namespaces, veth and leftovers: creating a scenario's private network and
 // removing it, or what a dead owner left of one.
 //

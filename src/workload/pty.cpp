@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A paced pty writer: each byte written queues the pty's flush work item, so
 // workqueue_queue_work fires at a steady rate, from one CPU for a stretch of
 // writes and then from the next (the work item mostly stays, sometimes moves).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads qperf's client output into the scenario result model.  qperf exits 0
 // even when it cannot reach its server, so the text itself decides success.
 #include <cctype>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenario registry: one entry per named scenario, and the questions other
 // layers ask about scenarios (defaults, options read, what one operation is),
 // answered from the entries.  A new scenario is an entry here, its generator

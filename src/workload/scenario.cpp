@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Named scenarios: option checking, the lifecycle of one run (network, helper
 // processes, coordinator thread, teardown), and the result's text and JSON.
 #include "hotline/base/util.hpp"

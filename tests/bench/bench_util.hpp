@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the benchmarks share: median [min-max] of repeated measurements, and a
 // reader for their `--flag [value]` command lines.
 #pragma once

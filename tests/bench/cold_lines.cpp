@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a counting program's time goes on a live tracepoint: programs that differ
 // by one cache line touched (tests/bench/bpf/lines.bpf.c), attached behind a lead program in
 // forward and reverse order on workqueue_queue_work, then programs that differ by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Can any counter layout count a live skb tracepoint within 1.2x an empty
 // program?  The dst_release proxy's body on its per-CPU map and the
 // alternatives (a CPU-indexed array, global data by CPU, and the instructions

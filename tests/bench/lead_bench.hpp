@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the benchmarks that take one program apart on a live tracepoint share
 // (cold_lines, counter_layouts): their command line, and programs attached
 // behind a lead in table or reverse order, priced by the kernel's run statistics.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built-in generators against established tools on the same veth path, side by
 // side in one run: is the reproducer, not the generator, what limits the load?
 // Target: built-in message rate >= 0.9x the peer's.  Prints, never asserts.

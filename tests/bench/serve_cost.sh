@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Steady-state cost of `hotline serve` at one scrape per second: the daemon's own
 # CPU share and RSS, and the BPF programs' run time.  Reports against the budget
 # (CPU <= 0.5% of one core, RSS <= 32 MB); never fails on the numbers, but fails

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The bash completion script (dist/bash-completion/hotline) driven the way bash
 # drives it: COMP_WORDS/COMP_CWORD set, the completion function called, COMPREPLY
 # read.  It must know subcommands, options, targets, fixes and scenarios.

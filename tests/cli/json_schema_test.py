@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Validates real hotline output against docs/schemas/*.schema.json.
 
 usage: json_schema_test.py HOTLINE_BINARY SCHEMA_DIR unit|host

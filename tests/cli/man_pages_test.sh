@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Every subcommand the binary's help lists has its generated man page
 # (cmake/install.cmake, HOTLINE_MAN_COMMANDS), with its options and examples.
 # usage: man_pages_test.sh HOTLINE_BINARY MAN_DIR

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The command-line contract that needs no root: exit status 64 (EX_USAGE) for
 # bad usage on every subcommand, "did you mean" for mistyped subcommands and
 # names, `hotline help [COMMAND]`, and the examples at the end of every --help.

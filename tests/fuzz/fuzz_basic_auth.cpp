@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Authorization header of every request to `hotline serve`.  Users with a
 // SHA-256 and a bcrypt hash, so both password checks run; only the right
 // credentials may pass, in whatever valid encoding.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fix catalogs (`--fixes DIR`, *.toml with [[fix]] tables): an error names the
 // file; an accepted fix's knob names stay beneath their roots.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU lists (--cpus, --workload-cpus, sysfs cpulist files): an accepted list is
 // sorted, unique, in range, and prints back to a list that parses the same.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durations and comma lists from the command line and config files.
 #include <cstddef>
 #include <cstdint>

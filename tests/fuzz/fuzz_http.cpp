@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP request stream as a client sends it: the input goes into one end of a
 // socket pair whose other end the daemon's server takes as an accepted connection
 // (request reader, workers, routing, limits, lingering close).  Whatever arrives,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The knob journal a crashed run leaves (<journal-dir>/journal.json), settled by
 // `hotline restore` and by the next run: any content is restored, archived or
 // refused, and the only knobs written are the ones the entries name, on an

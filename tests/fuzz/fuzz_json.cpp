@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON read from files (recordings for diff/report, the knob journal): the
 // depth-limited parser, then a dump of what it accepted.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/kallsyms lines ("ADDR TYPE NAME [MODULE]"): any text parses into a
 // table whose look-ups stay inside it.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Knob names (sysctl, sysfs, IRQ) and network namespace names from fix catalogs,
 // journals and the command line: a name that is accepted must map to a path that
 // stays beneath its root.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `serve --listen` and the config's listen = "...": an accepted address has a
 // port in range and prints back to an address that parses the same.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recordings read back by `hotline diff` and `hotline diagnose`: the
 // depth-limited JSON parser, the recording check, the diff of the document
 // against itself under a built-in fix, and the diagnosis of its metrics.  Any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline report FILE.json`: the HTML page of any saved document (recording,
 // verdict, diagnosis), chosen by its schema.  Any document gives a page or an
 // error, never an exception or a crash, and no page past max_page_bytes; a

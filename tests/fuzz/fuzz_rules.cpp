@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding rules (the [[rule]] tables of `--fixes DIR` files), read against the
 // built-in catalog: an error names the file; an accepted rule names a fix of it.
 #include <cstddef>

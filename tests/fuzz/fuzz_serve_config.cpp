@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve --config FILE`: the TOML reader and the config's schema.  An
 // error must name the file; an accepted config must hold values in range.
 #include <cstddef>

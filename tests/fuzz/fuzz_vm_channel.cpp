@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline vm`: the guest's result channel, which any code in the guest (or a
 // hostile kernel) writes.  Whatever it sends, only the planned tests come
 // back, every file name is one plain component, and no payload passes the caps.

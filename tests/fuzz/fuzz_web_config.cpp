@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve --web.config.file`: exporter-toolkit YAML.  Any text gives a
 // configuration or an error, never an exception or a crash.
 #include <cstddef>

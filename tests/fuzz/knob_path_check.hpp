@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The invariant every fuzz target that reaches a knob path checks: a path hotline
 // would write is relative and stays beneath its root.  Components are judged
 // whole: "..pid" is a name (a valid interface name), only "." and ".." step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Privileged tests of `hotline cost` and of user-named functions (--func).
 #include <gtest/gtest.h>
 

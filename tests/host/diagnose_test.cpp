@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline diagnose` live on this machine: it says which mechanisms it could not
 // use (tests/lib/machine_facts.hpp says which the kernel refuses), every finding
 // it makes rests on conditions that were all measured by a mechanism that

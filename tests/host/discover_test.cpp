@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline discover` against ground truths this host can stage: a pipe between
 // two CPUs hands the reader's and writer's task_structs over at every wakeup,
 // the same pipe on one CPU does not; sockets each CPU keeps to itself are not

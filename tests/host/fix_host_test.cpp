@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Journaled fixes on the real kernel (root): a per-netns sysctl in a throwaway
 // namespace is applied and restored, also after SIGKILL of the applying process,
 // the host's own value never moves, and read-only knobs give "could not apply".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Privileged tests of handoff tracking: a pty's flush_to_ldisc work item queued
 // alternately from CPU 0 and CPU 1 is handed between them on every write.
 // Whether those CPUs share a node, and the kernel's BTF, come from

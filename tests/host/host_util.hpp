@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for privileged host tests: run the real hotline binary and read its output.
 #pragma once
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The hostile host suite: the real hotline, as root, used the way an attacker or
 # a careless administrator would (the defect list of issue 16).  Every case must
 # be refused with a clear message; after all of them no knob in the host or in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every HTML report kind rendered by headless Chromium: the DOM holds the
 // expected charts and marks, the page asks the network for nothing (every
 // request would go through a counting proxy), and the screenshot is not blank.

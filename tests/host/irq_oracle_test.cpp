@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hard interrupts behind work.<func>.queued_per_irq (the workqueue
 // attribution counts irq_handler_entry per CPU) against the kernel's own
 // per-line counts in /proc/interrupts, read twice around the recording and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-call latency hotline reports (latency.<target>.mean_ns) against
 // waits whose length is known from outside hotline: tests/host/helpers/
 // timed_waits.cpp makes semtimedop(2) calls that time out, each timed around the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline validate --live` on this host (root): the user's own loopback
 // service as the command, the real-host fixes (rfs, placement) to a decided
 // verdict, every RFS/RPS/XPS knob byte for byte as before (also after SIGKILL

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine facts the host tests' expectations come from
 // (tests/lib/machine_facts.hpp), each printed with where it was read, and each
 // held to what any machine hotline supports must have, so a reader that read

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counts judged by counters hotline does not own: the kernel's tracepoint
 // counters, read by `perf stat -a` over two windows at once, one around
 // hotline and one inside it:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The host tier as if on another machine: lockdown off, and two NUMA nodes of
 # which node 1 has memory but no CPUs (CPUs 0-1 on node 0, a real configuration
 # and what the kernel's bpf_get_numa_node_id reports here).  hotline reads the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package as a user meets it: build it, `dpkg -i` it on this machine,
 # run the installed binary, verify the installed unit, read the man page, use
 # the completion, then purge it and check that nothing is left.  Root; run it
@@ -65,6 +66,10 @@ assert "man hotline shows the exit status table" grep -qi "exit status" <<<"$man
 assert "man hotline-validate exists" man -w hotline-validate
 assert "the alert rules are installed" test -f /usr/share/hotline/prometheus/hotline-alerts.yml
 assert "the dashboard is installed" test -f /usr/share/hotline/grafana/hotline-dashboard.json
+assert "the copyright file names both licenses" \
+    bash -c 'grep -q "^License: Apache-2.0" /usr/share/doc/hotline/copyright && grep -q "^License: GPL-2.0" /usr/share/doc/hotline/copyright'
+assert "the changelog is installed compressed and reads as one" \
+    bash -c 'zcat /usr/share/doc/hotline/changelog.gz | head -1 | grep -q "^hotline ([0-9.]*) "'
 completion=$(bash -c 'source /usr/share/bash-completion/completions/hotline
     complete -p hotline >/dev/null || exit 1
     COMP_WORDS=(hotline valid); COMP_CWORD=1; _hotline; printf "%s\n" "${COMPREPLY[@]}"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Privileged tests of record and cost options users rely on: --handoff-sample,
 // --owner-map-size with live evictions, --per-cpu tables on a terminal, and
 // cost --strict's exit status.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Privileged tests of `hotline probe` and `hotline record` on this machine's
 // kernel.  What the kernel admits (fentry, kprobes), its lockdown mode and its
 // nodes come from tests/lib/machine_facts.hpp, never from hotline's own reading.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A session times its own programs for a window of each second and scales the
 // timed runs to all of them; when something else keeps the kernel's run
 // statistics on, it sees that and scales nothing.

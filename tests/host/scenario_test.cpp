@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scenarios on the real kernel (root): each builds its network, measures
 // nonzero traffic with sane relations, and leaves nothing behind, even when its
 // runner is killed.  Tolerances are stated where two measurements are compared.

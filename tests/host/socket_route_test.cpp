@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Privileged tests of the socket-route proxy (tp_btf tcp_destroy_sock, part of
 // dst_release's tracepoint proxy) and of the cpu-local fix's precondition: tcp-crr
 // connections on two CPUs to one address hand the shared input route between the

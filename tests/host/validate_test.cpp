@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline validate` on the real kernel (root): a fix that does not apply here is
 // NOT-APPLICABLE with its reason; early-demux-off runs real ABAB trials in a
 // scenario's namespaces to a verdict, with the host's own knobs untouched before,

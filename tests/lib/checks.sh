@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One pass/fail tally for the shell tests (sourced).  assert runs a condition and
 # counts it; a failure goes to stderr, a pass to stdout when CHECK_VERBOSE=1.
 # checks_done prints the tally and is the script's status.

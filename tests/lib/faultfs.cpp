@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault injection for tests only: fails the Nth file creation, write, fsync or
 // rename on a matching path, the Nth socket call, or the Nth BPF attach, with a
 // chosen errno.  It interposes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Files for the tests of every tier: whole-file reads and a temporary
 // directory removed at scope exit.  Reads only what the test names, so it
 // depends on no hotline layer.

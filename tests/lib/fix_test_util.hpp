@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the fix tests of the unit and host tiers: a journal over a
 // temporary fixture tree, and fake kernel facts.
 #pragma once

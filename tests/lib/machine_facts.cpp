@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine facts of machine_facts.hpp, read from the kernel's own files and
 // by loading empty BPF programs with libbpf (tests/lib/bpf/machine_facts.bpf.c).
 #include "machine_facts.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What this machine is, for the host tests' expectations: lockdown, which BPF
 // program types the kernel admits, NUMA nodes, the BTF layout of dst_entry.
 // Read without hotline's code (sysfs, securityfs, /proc and libbpf directly),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails when a C or C++ function in the given trees is longer than the limit,
 # counting from its first to its last line as universal-ctags reports them
 # (lambdas count toward the function that holds them).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed attach points read from BTF, and discover's slots chosen from them, on
 // a BTF built here: a tracepoint's hidden __data is not an argument, pointers
 // reach their struct through typedefs and const, scalars are not objects.

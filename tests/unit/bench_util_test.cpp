@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmarks' shared statistics and their JSON check (tests/bench/bench_util.hpp):
 // the loss interval bench_overhead prints, and the smoke runs' rules for figures.
 #include <gtest/gtest.h>

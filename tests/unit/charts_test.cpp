@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SVG chart renderers on fixture data: marks per datum, axes, empty,
 // single-point, non-finite and huge inputs.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The arithmetic of `hotline cost` rows: ratios, hit rates and the CPU a variant adds.
 #include <gtest/gtest.h>
 

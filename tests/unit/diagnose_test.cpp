@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Diagnosis: the built-in rules load and each fires on its evidence and only
 // then; rule files fail with FILE:LINE; and recordings from the guests and this
 // host prescribe what they should (tests/fixtures/diagnose/README.md says how

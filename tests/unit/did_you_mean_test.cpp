@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // closest_name: the suggestion behind every "did you mean" (subcommands,
 // targets, fixes, scenarios).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline diff` on synthetic recordings: the layout fact decides kernel-pair
 // dst-refcnt-false-sharing, measured metrics are reported beside it, and a
 // recording without the per-interval metrics is refused with what to do.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The field tables (metrics.hpp) and the /metrics family registry: complete
 // entries, every field carried from its ABI slot through delta(), the daemon's
 // merge of its sessions, the recording JSON, the per-CPU text tables and

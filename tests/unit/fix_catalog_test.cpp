@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fix catalog: the built-in entries, applicability on fake kernels, change
 // planning, and clear errors (file:line) for bad `--fixes DIR` entries.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixed-sample verdict (`hotline diff`, and `hotline ab` through it): a
 // criterion passes only when the whole interval is on the good side of its
 // threshold, fails only when the whole interval is on the bad side, and an

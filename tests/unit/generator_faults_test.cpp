@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The generators' socket toolkit under churn: a reset or a refused connection is
 // counted when the generator asks for it, and fails the crew otherwise.
 #include <gtest/gtest.h>

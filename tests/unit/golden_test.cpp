@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden outputs: every renderer run on fixed, hand-built inputs and compared
 // byte for byte with a file under tests/fixtures/golden/.  They pin what the
 // recording JSON, the text reports, the verdicts (text, JSON, JUnit), the diff

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The golden tests' shared parts: comparing a rendered output with its file
 // under tests/fixtures/golden/ (or rewriting it under HOTLINE_UPDATE_GOLDEN=1),
 // and the fixed kernel facts and fix catalog the renderers are given.

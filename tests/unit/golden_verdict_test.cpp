@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden outputs of the verdicts (text, JSON, JUnit), the diff verdict and the
 // fix catalog: golden_test.cpp says how they are compared and regenerated.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline vm`'s host side against a hostile guest: what comes back over the
 // result channel is typed, bounded and written only where the host says.
 #include <gtest/gtest.h>
@@ -249,8 +250,13 @@ TEST(GuestRequest, MemoryAndKernelImagesAreCheckedBeforeAnythingStarts) {
     GuestRequest huge = r;
     huge.memory = "100000G";
     fails_with(huge, "more than this host's");
+    GuestRequest bare_alias = r;
+    bare_alias.kernel = "6.1";
+    EXPECT_TRUE(check_guest_request(bare_alias));
+    TempDir d;
+    d.write("bzImage", "an image");
     GuestRequest image = r;
-    image.kernel = "./bzImage";
+    image.kernel = d / "bzImage";
     fails_with(image, "a kernel image needs --modules DIR");
     image.modules = "none";
     EXPECT_TRUE(check_guest_request(image));

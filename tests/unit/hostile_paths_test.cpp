@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Output files, input files and the journal directory against hostile or
 // careless paths: device nodes, FIFOs, symlinks, read-only files, directories,
 // and files too large to be what they claim.

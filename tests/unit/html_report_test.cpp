@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML page of each saved document kind, from the golden fixtures: the
 // charts it holds, their marks, and that it fetches nothing.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device IRQs by action name from /proc/interrupts text (the --irqs-of resolver).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The journal's network-namespace knobs on a fixture procfs root: each
 // namespace changed alone, found again by its identity, and a netns label on a
 // machine-wide knob never trusted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The apply/restore journal on a fixture procfs root: restore, "still ours",
 // SIGKILL at every step, reboot detection, the run lock, refusals, faults and
 // damaged journals (network namespaces: journal_netns_test.cpp).

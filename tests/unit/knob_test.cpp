@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Knob names are refused before anything is touched; opens stay beneath their root.
 #include <gtest/gtest.h>
 #include <unistd.h>

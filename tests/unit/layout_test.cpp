@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cache-line layout on BTF fixtures built to the offsets of the two dst_entry
 // layouts (5.10/6.1: __refcnt, lwtstate and rt_genid on its line; 6.4+: __rcuref,
 // both moved off), read from those kernels' BTF.

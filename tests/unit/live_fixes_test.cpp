@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // validate --live's pieces without root: output metrics, the kernel counters
 // an observed window reads, the user's command per trial, and the real-host
 // fixes' plans (queue files listed, a CPU set for the placement).

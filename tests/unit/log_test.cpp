@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's log lines: levels and formats parsed by name, logfmt quoting,
 // JSON lines that parse back.
 #include <gtest/gtest.h>

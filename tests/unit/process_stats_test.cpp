@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // read_process_stats over a fixture procfs tree.
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Prometheus renderer on synthetic snapshots: formats, histogram buckets,
 // handoff matrices, the series cap, escaping, negotiation, and /proc reading.
 #include <gtest/gtest.h>

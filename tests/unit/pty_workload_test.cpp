@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paced pty writer behind `hotline cost`'s default workload (no root needed).
 #include <gtest/gtest.h>
 #include <sched.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Estimating every run of a session's programs from the runs timed in a window
 // of each second (RunCostScaler); the window itself is in the host tier.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scenario arithmetic and parsing without root: percentiles, /proc/stat, size
 // sweeps, qperf output, option checking, the registry, and the leftover-owner logic.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sequential method of `hotline validate` simulated at scale (fixed
 // seeds, so every run of the suite sees the same samples): its error rate and
 // power held to binomial bounds at the stated rates, the evidence bar itself,

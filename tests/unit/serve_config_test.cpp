@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve` configuration: defaults, a full file, errors that name their
 // line (FILE:LINE: message), listen addresses, and basic-auth checking.
 #include <gtest/gtest.h>

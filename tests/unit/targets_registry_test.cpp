@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The target registry: every entry complete, and every BPF program an entry names
 // present in the built objects.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Terminal output: colour only on a terminal and never with NO_COLOR (checked
 // on a pseudo-terminal), and the validate progress line.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Machine shapes the unit tests render and fold against.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one check of a tracing session's options: every option a user writes is
 // refused with a message naming it, and accepted values reach the session and
 // the recording loop.

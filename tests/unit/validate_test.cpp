@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Statistics and verdicts on synthetic samples with known effects (fixed seeds);
 // the sequential method simulated at scale is in sequential_test.cpp.
 #include <gtest/gtest.h>

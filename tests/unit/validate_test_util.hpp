@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helpers for the verdict tests: seeded samples and criteria.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Base64 (RFC 4648, standard alphabet) decoding for bytes that come from
 // outside: a client's Authorization header, a guest's result channel.
 #pragma once

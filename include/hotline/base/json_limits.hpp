@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON from outside (recordings, journals) parsed with a depth limit, so a
 // hostile document cannot exhaust the stack in the recursive copies and dumps
 // that follow.

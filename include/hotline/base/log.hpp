@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's log: levels, logfmt or JSON lines on stderr (node_exporter's
 // --log.level / --log.format), and syslog priorities that journald reads when
 // stderr is the journal.

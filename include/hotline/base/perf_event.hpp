@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf_event_open(2), which glibc does not wrap: the one place hotline fills a
 // perf_event_attr.
 #pragma once

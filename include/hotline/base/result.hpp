@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Errors as values: what failed, the errno, and what the user can do about it.
 #pragma once
 

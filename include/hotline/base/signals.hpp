@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shutdown signals (SIGINT, SIGTERM, SIGHUP) are waited for, never handled
 // asynchronously: every front end and long-running library call blocks them
 // with this one class and polls.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two-sample statistics for fix validation: an anytime-valid sequential test of
 // paired trials (t-mixture e-value and its confidence sequence for a ratio of
 // means), the ratio of medians with a seeded bootstrap confidence interval for

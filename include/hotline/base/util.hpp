@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small parsers and helpers shared by the layers.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict TOML reading for every configuration file hotline takes (the fix
 // catalog, the daemon's configuration): the document as plain values that keep
 // their line, and one error list in one format, "SOURCE:LINE: message", with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Prometheus daemon (`hotline serve`): its command-line arguments and entry.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Diagnosis: finding rules (TOML data beside the fix catalog) judged on a
 // recording's metrics, each finding tied to the catalog fixes that address it,
 // their applicability here and the command that would confirm them.

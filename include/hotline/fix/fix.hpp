@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fix catalog: tuned and kernel fixes as data (TOML, embedded plus
 // `--fixes DIR`), whether each applies to a kernel and why not, and the knob
 // changes it makes for a given scenario.

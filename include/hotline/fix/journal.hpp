@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Journaled knob changes: every write is recorded durably (with the boot id)
 // before it happens, read back after, and undone only where the value is still
 // the one hotline wrote.  One run at a time (flock); a run killed by SIGKILL is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed attach points: where a BPF program is handed a pointer to a kernel
 // struct, read from vmlinux BTF.  A raw tracepoint's `btf_trace_NAME`
 // prototype is (void *__data, args...) and a tp_btf program sees the args as

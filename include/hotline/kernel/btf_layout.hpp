@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads cache-line layouts of kernel structs from BTF, for pre-6.4 and 6.4+
 // dst_entry alike.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device IRQs by action name, as irqbalance and the set_irq_affinity scripts
 // find a NIC's queues in /proc/interrupts.  The text is a parameter so tests
 // use captured samples.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the running kernel offers: topology, symbols, BTF, lockdown, capabilities.
 // Every reader takes its filesystem root as a parameter so tests use fixture trees.
 #pragma once

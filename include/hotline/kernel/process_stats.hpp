@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A process as procfs describes it: the numbers of the usual process_* metrics.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
 /* Structures shared by the BPF programs and the C++ agent.
  * Plain C types only, no includes: both sides compile this file unchanged. */
 #ifndef HOTLINE_ABI_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
 /* Structures of `hotline discover`, shared by bpf/discover.bpf.c and the agent.
  * Plain C types only: both sides compile this file unchanged. */
 #ifndef HOTLINE_DISCOVER_ABI_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hotline's exit statuses, every one defined here: they are a contract with CI
 // scripts, so a status keeps its meaning from release to release.  The table for
 // users is in README.md ("Exit codes"); tests/cli/exit_codes.sh checks it for

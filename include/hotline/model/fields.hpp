@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Field descriptors: one entry per counter says where its per-CPU value sits in
 // the BPF ABI (abi.h), which member of the metrics model holds it, its JSON key
 // and the Prometheus family that exports it.  The session's readers, delta(),

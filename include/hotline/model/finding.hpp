@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A diagnosis: what the rules found in a recording, the evidence, the catalog
 // fixes for each finding and the command that would confirm it.  Pure data: the
 // rule engine (src/diagnose) fills it, the renderers (report/finding_output.hpp)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cache-line layout of a kernel struct: which fields share the 64-byte line of a
 // hot field (the refcount).  Read from BTF by the kernel layer (btf_layout.hpp).
 #pragma once

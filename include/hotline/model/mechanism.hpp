@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a target is observed (the mechanism) and how faithful its counts are.
 #pragma once
 

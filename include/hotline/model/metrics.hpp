@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The neutral metrics model: cumulative snapshots of every target's per-CPU
 // counters, their deltas, and per-node folds.  Renderers only read these.
 #pragma once

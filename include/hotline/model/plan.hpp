@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attach plan: per target, the mechanism that attached and why the earlier
 // ones were refused.  Made by the planner (probe layer); read by every renderer.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Named metrics of a recording or a trial: the numbers the fix catalog's
 // criteria and the diagnosis rules speak of ("handoff.dst_release.cross_node_per_op"),
 // computed from an interval, and the table of the names that exist.

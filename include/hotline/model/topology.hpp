@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPUs and NUMA nodes: the machine shape every per-node fold is made against.
 #pragma once
 

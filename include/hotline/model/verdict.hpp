@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fix's verdict: its criteria, the trials measured for it and the result per
 // criterion.  Pure data shared by the validator, the fix catalog and renderers.
 #pragma once

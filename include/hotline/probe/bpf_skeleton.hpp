@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Owners for loaded BPF objects: a skeleton (built on the static members bpftool
 // emits for C++) plus links created by hand.  Not copyable; destruction detaches.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-hit cost of hotline's programs against an empty program on the same attach
 // point, all attached at once so every variant sees the same events.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline discover`'s probe: one template program on many typed attach points
 // (bpf/discover.bpf.c), counting per attach point how often an object of its
 // argument's struct type was last touched on this CPU, another CPU of this

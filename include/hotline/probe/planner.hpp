@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attach planner: per target, walk fentry -> kprobe -> tracepoint proxy ->
 // sampling and keep the first mechanism that loads and attaches, recording why
 // each earlier one was refused.  Kernel access goes through the Attacher seam.

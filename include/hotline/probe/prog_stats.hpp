@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run statistics of a loaded BPF program (bpf_prog_info run_cnt/run_time_ns):
 // counted by the kernel while BPF_STATS_RUN_TIME is enabled.
 #pragma once

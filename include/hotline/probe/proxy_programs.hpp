@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF programs a registry entry's tracepoint proxy names, checked against
 // the built objects (for the registry's unit test).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A session's own cost, timed for a window of each period.  The kernel times a
 // BPF program run only while BPF_ENABLE_STATS is held, and then every run pays
 // two clock reads outside the program's own run time (docs/overhead.md prices

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A tracing session: plans the targets, owns every loaded program and link, and
 // reads their counters.  Destroying it detaches everything (links are fd-owned).
 #pragma once

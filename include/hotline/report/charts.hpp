@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SVG charts for the HTML report, one renderer per chart, written directly as
 // text so the page needs no script, font or library.  Each returns a <figure>
 // holding one inline <svg> with a <title> and <desc> (the text alternative).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a recording from outside may hold before a page is drawn from it: the
 // indices the pages use (CPU and node ids, per-CPU arrays, node matrices,
 // histogram buckets) within what any machine has, so a hand-edited or hostile

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Renderers of a diagnosis: the full text of `hotline diagnose`, the one line per
 // finding `hotline record` ends with, and the JSON document (docs/diagnose.md).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Renderers for `hotline fixes` and for embedding fixes in verdicts and recordings.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The self-contained HTML report: one page of inline SVG and CSS (no script,
 // font or network fetch) for any document hotline saves, chosen by its
 // "schema".  Built from the saved JSON, so `--html` at the end of a run and

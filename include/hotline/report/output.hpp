@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Renderers: text tables, bcc-style histograms and JSON, all to injected streams.
 #pragma once
 

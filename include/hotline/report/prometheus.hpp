@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prometheus exposition of the metrics model (text format 0.0.4 and OpenMetrics
 // 1.0), written to an injected stream so every line is tested without root.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the terminal adds to text output: verdict words in colour, and one
 // progress line that updates in place during `validate`.  Whether to use them
 // is the caller's choice (colour_wanted); off a terminal the text stays plain.

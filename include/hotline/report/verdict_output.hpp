@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verdict renderers: text, JSON (schema hotline.verdict) and JUnit, to injected
 // streams so they are tested without root.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The record engine: one tracing session read every interval while a scenario,
 // the churn workload or a command drives the events, into a recording document
 // with the analysis `hotline diff` and `hotline diagnose` read.  `hotline

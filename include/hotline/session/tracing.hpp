@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The options of a tracing session, as every front end takes them from users
 // (record, diagnose, serve's [probe] table, validate's collector, cost, probe),
 // checked in one place before anything touches the kernel: Session::open then

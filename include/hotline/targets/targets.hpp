@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The target registry: the kernel functions hotline watches, how each can be
 // observed, and why not.  Everything specific to one target lives in its entry;
 // no code outside the registry compares target names.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fix validation without kernel access: criteria from the fix catalog, per-trial
 // metric values from the caller, verdicts with confidence intervals and the
 // adaptive ABAB trial rule.  The verdict's types are in verdict.hpp, its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fix validator on a live kernel: one Session, one scenario network kept up
 // across trials, the fix applied through the journal before each fix trial and
 // restored after it; and `hotline diff` of two recordings for kernel-pair fixes.

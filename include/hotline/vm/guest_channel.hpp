@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The guest's result channel (its second serial port), decoded on the host.
 // The guest is not trusted: any code in it, or a hostile --kernel, writes
 // what it likes there.  So the host says which tests it planned, a test's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One `hotline vm` run: a QEMU guest booted with a chosen kernel and NUMA
 // shape runs a hotline command line (or test scripts), and its results come
 // back to the host.  The booting itself (kernel fetch, initramfs, QEMU) is the

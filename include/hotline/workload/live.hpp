@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Traffic hotline does not generate (`validate --live`): the user's own command,
 // run once or repeatedly per trial, or a window of the host's own traffic.
 // Operations come from the command's output (a regular expression), from its

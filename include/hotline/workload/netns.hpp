@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private networks for the reproducers: two network namespaces joined by a veth
 // pair (or one namespace's loopback), owned by one process and removed on every exit.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-host reproducers: named scenarios that build a private network, drive
 // traffic shaped like an original report, measure it, and clean up.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Workloads hotline drives itself: a pinned loopback TCP connection churn, and
 // an external command run while recording.
 #pragma once

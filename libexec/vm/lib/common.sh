@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by `hotline vm` (libexec/vm/hotline-vm): the guest kernel table, the
 # cache location, logging and small helpers.  Sourced, never run.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The guest's root file system: busybox, the host-built binaries exactly as built
 # (plus the shared libraries ldd names), the guest runner as /init, and the tests
 # to run.  Sourced after common.sh.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest kernels from Debian's archive, without changing the system: a private apt
 # configuration per suite (sources, lists and caches under the harness cache),
 # `apt-get download`, and only boot/ of the package unpacked.  The kernel is kept

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Booting the guest and reading its results.  Sourced after common.sh.
 #
 # Two serial ports: ttyS0 is the kernel console (boot log, progress, panics);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One guest run: kernel from the cache, initramfs, boot, results decoded, verdict.
 # Sourced by hotline-vm after common.sh, kernel.sh, initramfs.sh and qemu.sh.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent as users run it: attach time, first report, CPU and RSS.
 #include "overhead.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The discover section: how long `hotline discover`'s default attach set takes
 // to load and attach, what it attaches and what the kernel refuses.  What it
 // costs a workload is the loss section's `discover` arm (--loss-arm discover).

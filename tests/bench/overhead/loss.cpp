@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload loss of the loss session, to 1%: many short interleaved pairs,
 // with the extra arms (--loss-arm) in the same rounds.
 #include "hotline/probe/discovery.hpp"

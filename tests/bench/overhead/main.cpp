@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What hotline costs, side by side in one run: per-hit price of each program next
 // to an empty one and to perf's own tracepoint counting, workload throughput
 // with/without hotline and bpftrace (ABAB), the workload loss of a full default

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_overhead's shared parts: the run's goal bookkeeping, one workload run
 // with and without programs, the run statistics switch, and each section's entry
 // (runs.cpp, trigger.cpp, workload.cpp, loss.cpp, agent.cpp; main.cpp runs them).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every section of bench_overhead measures with: the goal bookkeeping,
 // BPF programs' statistics, one workload run, and the floor's empty programs.
 #include "overhead.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The batched trigger: each program's price per hit against an empty one and
 // perf's own counting, and the run statistics' price.
 #include "overhead.hpp"

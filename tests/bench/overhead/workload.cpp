@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-hit cost against an empty program, and workload throughput with and
 // without hotline, its floor and bpftrace, interleaved.
 #include "overhead.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partial attach failures on the real kernel (root): the Nth BPF attach of a
 // session fails (tests/lib/faultfs.cpp, linked into this binary), and the
 // programs attached before it are all detached before Session::open returns.

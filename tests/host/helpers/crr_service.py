@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Test workload for `validate --live`: a loopback connect/request/response/
 close service and its clients.  On each CPU of the set the command was started
 on, a server process and a client process that talks to the next CPU's server

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Test workload: N loopback TCP connections, one after another, each sending
 one byte and closing from both sides.  Independent of hotline's own churn
 workload, so its counts can judge hotline's."""

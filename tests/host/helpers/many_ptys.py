@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Test workload: opens N ptys at once and writes one line through each, so N
 distinct work items (each pty's flush_to_ldisc work) are queued, all alive
 together: more objects than a small owner table holds."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Test workload: loopback TCP connections at a steady RATE per second for
 SECONDS, each as loopback_churn.py makes them.  Paced by the clock, not by the
 CPU: on a busy machine the rate over any 100 ms stays the same (a late batch

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Test workload: two processes pinned to CPU_A and CPU_B pass one byte back
 and forth through two pipes ROUNDS times, so each read wakes the other side:
 on two CPUs every wakeup is made from the CPU the woken task does not run on."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test workload: writes one byte at a time into a pty and waits for it on the other
 // side, from CPU 0 and CPU 1 alternately ("alt") or always CPU 0 ("pinned").  Each
 // write queues the pty's flush_to_ldisc work item from the writing CPU, so "alt"

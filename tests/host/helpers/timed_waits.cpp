@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test workload: COUNT semtimedop(2) waits on a private SysV semaphore nobody
 // posts, each with a timeout of MICROSECONDS, pinned to CPU; each call timed
 // from user space with CLOCK_MONOTONIC (the clock of BPF's bpf_ktime_get_ns).

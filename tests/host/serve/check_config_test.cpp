@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve --check-config` and `--strict`: bad files are refused naming the
 // line, a target that cannot attach fails --strict and is left out otherwise.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `hotline serve` exposes: text and OpenMetrics accepted by promtool, the
 // plan, counters driven by our own workload, per-target mechanisms in one
 // exposition, the handoff matrix, and serving on the IPv6 loopback.

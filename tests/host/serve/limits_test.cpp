@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve` under load: no fd or RSS growth over 1,000 scrapes, 100
 // concurrent scrapes answered 200 or 503, slow clients that neither starve
 // scrapes nor delay SIGTERM, and keep-alive connections that hold no worker.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Malformed, oversized, slow and reset requests to `hotline serve`: each gets the
 // documented status (docs/metrics.md), is counted by reason, and serving goes on.
 #include <gtest/gtest.h>

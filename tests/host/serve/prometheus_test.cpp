@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A real Prometheus (own config, data dir and free port) scrapes `hotline serve`
 // while we queue work; its query API must then show a positive rate.
 #include <gtest/gtest.h>

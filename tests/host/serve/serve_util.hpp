@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the `hotline serve` host tests share: the Daemon fixture (a real daemon on a
 // free loopback port, checked at every shutdown), raw HTTP and HTTPS clients,
 // readings of the daemon's /proc entries, and our own workload.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve` and systemd: READY=1 once serving, STOPPING=1 on SIGTERM, and
 // every BPF program it held released once it has exited.
 #include <bpf/bpf.h>

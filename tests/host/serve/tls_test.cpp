@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve` with [tls] and [basic_auth] in its TOML: 401 without the right
 // password, plain HTTP at the TLS port refused, and the over-limit 503 answered
 // inside TLS while silent clients cannot pin the rejecting path.

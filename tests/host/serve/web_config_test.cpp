@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `hotline serve --web.config.file`: the exporter-toolkit YAML that node_exporter
 // reads (tls_server_config with relative cert_file/key_file, basic_auth_users with
 // bcrypt hashes) gates the real daemon end to end.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ENOSPC, EIO and EROFS at each write, fsync and rename of output files and of
 // the knob journal, and ENOSPC, EIO, EROFS and EACCES at the creation of their
 // files, injected by tests/lib/faultfs.cpp (linked into this binary):

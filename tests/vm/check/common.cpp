@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every check of hotline_vm_check reads a guest test's results with.
 #include "vm_check.hpp"
 

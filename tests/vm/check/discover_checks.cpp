@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // discover-nodes: `hotline discover` under tcp-crr on both nodes and on one.
 #include "vm_check.hpp"
 

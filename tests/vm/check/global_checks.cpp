@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Machine-wide knobs under --allow-global, handoff sampling, the tracepoint
 // proxies on two nodes, workqueue attribution, IRQ affinity.
 #include "vm_check.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What loads and what the tracking sees: the binary, the probe's plan, the
 // socket-route proxy against fentry, the dst_entry layout, handoffs.
 #include "vm_check.hpp"

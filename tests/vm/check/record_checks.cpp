@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recordings against the kernel's own counts: record-fentry, record-kprobe and
 // fentry-vs-kprobe.
 #include "vm_check.hpp"

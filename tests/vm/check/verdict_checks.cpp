@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verdicts, diffs and the tools built on a recording: validate, cost, the
 // cross-kernel diff, the latency oracle, --func, diagnose.
 #include "vm_check.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host-side judge of the VM guest tests: reads what tests/vm/vm-suite brought back
 // from one guest boot (exit status, output, files) and checks one test's claims,
 // printing for each what was expected and what was seen.

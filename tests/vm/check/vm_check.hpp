@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hotline_vm_check's shared parts: what came back for one guest test, the
 // check collector, JSON walking, and the checks each file defines (vm_check.cpp
 // maps test names to them).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The VM harness's kernel cache (libexec/vm/lib/kernel.sh) without a download:
 #   - a cached kernel boots only with its digests: tampered, a link, or with
 #     sha256sums deleted, it is unpacked or fetched again;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The VM harness's progress watch (libexec/vm/lib/qemu.sh, vm_watch_progress)
 # without QEMU: a `sleep` stands in for it and the test writes the channel.
 #   - a test that starts and never reports: the stand-in is stopped and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `validate --allow-global` on the guest's own machine-wide knobs.  A fix
 # defined here (--fixes) changes one global sysctl and one global sysfs file;
 # both start at values that are not the kernel's defaults, so a restore to the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `hotline cost` on the direct paths, fentry and then kprobe forced, while the
 # loopback churn runs and a shell writes vm.stat_refresh (queue_work_on).
 # Checked by hotline_vm_check --test cost: each target gets a row on its own

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `hotline diagnose` live: churn-split with its ends on CPUs 0 and 2 (both
 # nodes) should name numa-local and print the command that confirms it; that
 # command is then run, TCG-sized (1 s trials, 3-10 per arm, as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # discover on two nodes.  tcp-crr with its client/server pairs on CPUs 0-3
 # (both nodes, one server address) and fentry on dst_release: the shared input
 # route (dst_entry) crosses nodes; on node 0's CPUs 0-1 it cannot.  The sockets

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fentry and kprobe count the same calls: a kprobe recording (outer.json) runs
 # over a window that strictly contains an fentry recording (inner.json) of
 # hotline's loopback connection churn on node 1 (CPUs 2-3), both attached to

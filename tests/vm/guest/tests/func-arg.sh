@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --func NAME:argN on fentry and on kprobe.  vfs_write's argument 0 is the
 # struct file written: one file opened once by this shell, written by one
 # short-lived shell after another, alternately on CPU 0 (node 0) and CPU 2

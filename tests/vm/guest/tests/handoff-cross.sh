@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # dst handoffs across nodes: loopback connection churn whose two ends sit on
 # CPU 0 (node 0) and CPU 2 (node 1); the route each connection holds is
 # released on the other node.  Checked by hotline_vm_check --test handoff-cross.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The same churn with both ends on node 0 (CPUs 0 and 1): handoffs stay inside
 # the node.  Checked by hotline_vm_check --test handoff-local.
 # hlvm-timeout: 120

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --handoff-sample on two nodes.  vfs_write's argument 0 (fentry) is the
 # struct file written: this shell opens 64 files once (fds 10-73); one shell
 # pinned to CPU 0 (node 0) writes each once, then one pinned to CPU 2 (node 1),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # numa-local's irq_affinity change on a real kernel's IRQ: `--irqs-of NAME`
 # finds a device IRQ in /proc/interrupts, `fixes apply` pins it to node 0's CPUs
 # while the fix is held and puts back its exact previous affinity afterwards;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Latency against a duration the test controls: hrtimer_nanosleep timed by fexit
 # and by kretprobe while one task pinned to CPU 2 sleeps a requested time over
 # and over (busybox usleep: one nanosleep each), at two requested times.

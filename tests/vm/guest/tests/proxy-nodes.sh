@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The tracepoint proxies on two nodes (--mechanism tracepoint):
 #  - dst_release (skb frees and tcp_destroy_sock): churn-split with its ends
 #    on CPU 0 (node 0) and CPU 2 (node 1), as handoff-cross records with fentry;

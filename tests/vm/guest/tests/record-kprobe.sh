@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # kprobe/kretprobe counts and latency while node 1 works (see lib/record.sh).
 # hlvm-timeout: 120
 . /hlvm/tests/lib/record.sh

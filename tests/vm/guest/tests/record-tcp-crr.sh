@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tcp-crr recorded for `hotline diff` between kernels: per-interval metrics
 # (dst_release calls, fexit latency and handoffs per connection) and this
 # kernel's struct dst_entry layout from its BTF.  Checked per kernel by

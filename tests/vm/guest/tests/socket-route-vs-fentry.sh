@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The socket-route proxy against fentry on dst_release, on the same run: a
 # tracepoint recording of dst_release (outer.json: tp_btf consume_skb, kfree_skb
 # and tcp_destroy_sock feeding one owner table) whose window strictly contains an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # numa-local with --live on a command spread over both nodes: the command is
 # hotline's own tcp-crr run (the guest has no Python), which uses every CPU it
 # may (its affinity): CPUs 0-3 in baseline trials, node 0's CPUs 0-1 (memory

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # numa-local validated in tcp-crr across both nodes: baseline trials run the
 # scenario's client/server pairs on CPUs 0-3 (both nodes, veth between two
 # namespaces), fix trials on node 0's CPUs 0-1; the shared input route's

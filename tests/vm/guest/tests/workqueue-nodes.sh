@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Workqueue attribution (the recording's totals.workqueue): writes of
 # vm.stat_refresh, 20 from a shell pinned to CPU 0 and 60 from one pinned to
 # CPU 2.  Each write runs schedule_on_each_cpu(refresh_vm_stats): 4 work items

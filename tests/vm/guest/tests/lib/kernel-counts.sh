@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The kernel's own counts over a window that contains a recording's, which owe
 # nothing to hotline's BPF programs; the files they leave are judged by
 # hotline_vm_check.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by record-*.sh: `hotline record` with one forced mechanism while node 1
 # (CPUs 2-3) does all the work:
 #  - hotline's loopback TCP connection churn pinned to CPUs 2-3 (dst_release,
