@@ -136,6 +136,23 @@ std::string unknown_name_message(std::string_view kind, std::string_view name, s
     return msg;
 }
 
+std::string plain_number(double v, int significant) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    if (std::fabs(v) < 1e-12) return "0";
+    const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(v))));
+    const int decimals = std::clamp(significant - 1 - magnitude, 0, 12);
+    // Rounded to `significant` digits first, so 45012.7 reads 45010, as %g would.
+    const double scale = std::pow(10.0, magnitude - significant + 1);
+    const double rounded = decimals == 0 ? std::round(v / scale) * scale : v;
+    std::string s = fmt::format("{:.{}f}", rounded, decimals);
+    if (s.find('.') != std::string::npos) {
+        while (s.back() == '0') s.pop_back();
+        if (s.back() == '.') s.pop_back();
+    }
+    return s == "-0" ? "0" : s;
+}
+
 int fail(const Error& e, int exit_code) {
     // A usage error's EINVAL says only that the input was wrong, which the
     // message already does; a system call's errno (ENOENT of a file named on

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "hotline/base/util.hpp"
 #include "hotline/model/verdict.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <cmath>
 
 namespace hotline {
 
@@ -52,9 +55,11 @@ std::string_view to_string(PreconditionState s) {
 std::string PreconditionResult::describe() const {
     const std::string& m = metric.empty() ? (precondition.metrics.empty() ? "?" : precondition.metrics.front()) : metric;
     if (metric.empty()) return fmt::format("{}: not measured in the baseline", m);
-    return fmt::format("{}: median {:.3g} of {} baseline trial{} ({:.3g}) {} {:g}", m, median, values.size(),
-                       values.size() == 1 ? "" : "s", fmt::join(values, ", "),
-                       median >= precondition.at_least ? ">=" : "<", precondition.at_least);
+    std::vector<std::string> shown;
+    for (double v : values) shown.push_back(plain_number(v, 3));
+    return fmt::format("{}: median {} of {} baseline trial{} ({}) {} {}", m, plain_number(median, 3), values.size(),
+                       values.size() == 1 ? "" : "s", fmt::join(shown, ", "),
+                       median >= precondition.at_least ? ">=" : "<", plain_number(precondition.at_least, 6));
 }
 
 std::string_view to_string(CriterionKind k) {
@@ -94,6 +99,15 @@ int exit_code(Verdict v) {
     case Verdict::kInfo: return 0;
     }
     return kExitValidateError;
+}
+
+std::string interval_text(const CriterionResult& c) {
+    if (!c.ratio) return "-";
+    const bool unbounded = std::isnan(c.ratio->low) || std::isnan(c.ratio->high) ||
+                           (std::isinf(c.ratio->low) && std::isinf(c.ratio->high) && c.ratio->low != c.ratio->high);
+    if (!unbounded) return fmt::format("[{}, {}]", plain_number(c.ratio->low), plain_number(c.ratio->high));
+    if (c.median_baseline == 0 && c.median_candidate == 0) return "n/a (0 in both arms)";
+    return "n/a";
 }
 
 }  // namespace hotline

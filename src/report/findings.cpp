@@ -2,6 +2,7 @@
 // A diagnosis as text and JSON.
 #include <fmt/format.h>
 
+#include "hotline/base/util.hpp"
 #include "hotline/report/finding_output.hpp"
 #include "hotline/report/output.hpp"
 #include "hotline/report/terminal.hpp"
@@ -53,8 +54,8 @@ namespace {
 
 std::string evidence_line(const Evidence& e) {
     std::string past = e.past > 0 ? fmt::format("{:.1f}x the threshold; ", e.past) : "";
-    return fmt::format("{} = {:.4g}, {} {:g} ({}{}, {})", e.metric, e.value, e.op, e.threshold, past, e.mechanism,
-                       e.fidelity);
+    return fmt::format("{} = {}, {} {} ({}{}, {})", e.metric, plain_number(e.value), e.op,
+                       plain_number(e.threshold, 6), past, e.mechanism, e.fidelity);
 }
 
 std::string_view status_words(FixStatus s) {

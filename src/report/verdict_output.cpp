@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "hotline/base/util.hpp"
 #include "hotline/report/output.hpp"
 #include "hotline/report/terminal.hpp"
 #include "hotline/report/verdict_output.hpp"
@@ -35,8 +36,7 @@ namespace {
 
 std::string num(double v) {
     if (std::isnan(v)) return "-";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return fmt::format("{:.4g}", v);
+    return plain_number(v);
 }
 
 nlohmann::json jnum(double v) {
@@ -52,7 +52,7 @@ std::string criterion_line(const CriterionResult& c) {
         s += fmt::format("  metric: {}; median baseline {} (n={}), fix {} (n={})\n", c.metric,
                          num(c.median_baseline), c.n_baseline, num(c.median_candidate), c.n_candidate);
     if (c.mann_whitney)
-        s += fmt::format("  Mann-Whitney p={:.3g}, P(fix > baseline)={:.2f}\n", c.mann_whitney->p_two_sided,
+        s += fmt::format("  Mann-Whitney p={}, P(fix > baseline)={:.2f}\n", plain_number(c.mann_whitney->p_two_sided, 3),
                          c.mann_whitney->prob_superiority);
     if (c.hl_ratio) s += fmt::format("  Hodges-Lehmann ratio {}\n", num(*c.hl_ratio));
     if (!c.criterion.note.empty()) s += "  why: " + c.criterion.note + "\n";
@@ -99,7 +99,7 @@ void render_verdict_text(std::ostream& os, const VerdictReport& r, bool colour) 
         os << fmt::format("\n  {:<9} {:<56} {:>10} {:>10} {:>7} {:>17}  {}\n", "kind", "criterion", "baseline",
                           "fix", "ratio", "CI", "verdict");
         for (auto& c : r.criteria) {
-            std::string ci = c.ratio ? fmt::format("[{}, {}]", num(c.ratio->low), num(c.ratio->high)) : "-";
+            std::string ci = interval_text(c);
             std::string desc = c.criterion.describe();
             if (!c.metric.empty() && c.criterion.metrics.size() > 1) desc += " [used " + c.metric + "]";
             os << fmt::format("  {:<9} {:<56} {:>10} {:>10} {:>7} {:>17}  {}\n", to_string(c.criterion.kind), desc,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "hotline/base/util.hpp"
 #include "hotline/validate/validation.hpp"
 
 namespace hotline {
@@ -82,8 +83,7 @@ bool constant(const std::vector<double>& v) {
 }
 
 std::string fmt_ratio(double r) {
-    if (std::isinf(r)) return r > 0 ? "inf" : "-inf";
-    return fmt::format("{:.3g}", r);
+    return plain_number(r, 3);
 }
 
 }  // namespace
@@ -178,18 +178,18 @@ void judge_sequential_criterion(const Criterion& c, const SequentialJudgement& j
     std::string est = fmt::format("ratio of means {} ({:.0f}% CS {}..{})", fmt_ratio(j.ci.ratio),
                                   opts.confidence * 100, fmt_ratio(j.ci.low), fmt_ratio(j.ci.high));
     const double bar = 1 / (1 - opts.confidence);
-    const std::string e = j.pilot_e_value ? fmt::format("e-value {:.3g}, the pilot's {:.3g} included", j.e_value,
-                                                        *j.pilot_e_value)
-                                          : fmt::format("e-value {:.3g}", j.e_value);
+    const std::string e = j.pilot_e_value ? fmt::format("e-value {}, the pilot's {} included", fmt_ratio(j.e_value),
+                                                        fmt_ratio(*j.pilot_e_value))
+                                          : fmt::format("e-value {}", fmt_ratio(j.e_value));
     if (j.decided_after) {
         r.verdict = j.good_side ? Verdict::kPass : Verdict::kFail;
-        r.reason = fmt::format("{} {}{} {}; decided after {} pairs ({} >= {:.3g})", est, j.good_side ? "" : "misses ",
-                               side, fmt_ratio(c.threshold()), j.decided_after, e, bar);
+        r.reason = fmt::format("{} {}{} {}; decided after {} pairs ({} >= {})", est, j.good_side ? "" : "misses ",
+                               side, fmt_ratio(c.threshold()), j.decided_after, e, fmt_ratio(bar));
         return;
     }
     r.verdict = Verdict::kInconclusive;
-    r.reason = fmt::format("{} straddles the threshold {} ({} < {:.3g} after {} pairs)", est,
-                           fmt_ratio(c.threshold()), e, bar, j.pairs);
+    r.reason = fmt::format("{} straddles the threshold {} ({} < {} after {} pairs)", est,
+                           fmt_ratio(c.threshold()), e, fmt_ratio(bar), j.pairs);
 }
 
 void judge_fixed_sample(const Criterion& c, const RatioCi& ci, const std::string& est, CriterionResult& r) {
@@ -562,8 +562,7 @@ std::string Validation::progress_line() const {
         if (!c.criterion.required()) continue;
         std::string name = c.metric.empty() ? (c.criterion.metrics.empty() ? "?" : c.criterion.metrics[0]) : c.metric;
         if (c.ratio)
-            s += fmt::format("; {} {} [{}, {}] {}", name, fmt_ratio(c.ratio->ratio), fmt_ratio(c.ratio->low),
-                             fmt_ratio(c.ratio->high), to_string(c.verdict));
+            s += fmt::format("; {} {} {} {}", name, fmt_ratio(c.ratio->ratio), interval_text(c), to_string(c.verdict));
         else
             s += fmt::format("; {} {}", name, to_string(c.verdict));
     }

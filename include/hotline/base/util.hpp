@@ -35,6 +35,11 @@ std::string own_command_line();
 // single-quoted; a control character is shown as '?', never sent to a terminal.
 std::string shell_words(const std::vector<std::string>& argv);
 
+// A number for a person to read: `significant` digits, never exponent
+// notation (45010 not 4.501e+04, 0.0001234 not 1.234e-04); "inf", "-inf",
+// "nan" as such.  Below 1e-12 in magnitude it is 0.
+std::string plain_number(double v, int significant = 4);
+
 // CLOCK_MONOTONIC in seconds: the time base of snapshots and intervals.
 double monotonic_seconds();
 // The same clock in nanoseconds, for latencies.

@@ -165,6 +165,12 @@ struct CriterionResult {
     std::optional<double> pilot_e_value;
 };
 
+// The ratio's interval as tables and progress lines show it: "[0.91, 0.92]",
+// "[inf, inf]" for a rise from 0; "n/a (0 in both arms)" when it is unbounded
+// because the metric never moved (cross-node handoffs on one NUMA node), "n/a"
+// when it is otherwise unbounded; "-" before both arms have values.
+std::string interval_text(const CriterionResult& c);
+
 struct VerdictReport {
     std::string fix;
     std::string scenario;      // or the two recordings' names for a diff
