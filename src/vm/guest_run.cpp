@@ -170,6 +170,7 @@ Status check_guest_request(const GuestRequest& r) {
                                       "veth), or --modules none when veth is built in", r.kernel));
     if (!r.modules.empty() && r.modules != "none" && !fs::is_directory(r.modules))
         return make_error("--modules " + r.modules + ": not a directory");
+    if (auto s = check_kept_dir(r.keep); !s) return s;
     GuestOutputs outputs;
     outputs.rewrite(r.args);
     return outputs.check();

@@ -48,18 +48,13 @@ Status clear_earlier_run(const fs::path& dir) {
 }
 
 Status prepare_kept(const fs::path& dir, const std::vector<std::string>& entries) {
+    if (auto s = check_kept_dir(dir.string()); !s) return s;
     std::error_code ec;
-    auto st = fs::symlink_status(dir, ec);
-    if (!fs::exists(st)) {
+    if (!fs::exists(fs::symlink_status(dir, ec))) {
         if (!fs::create_directories(dir, ec) || ec)
             return make_error("--keep " + dir.string() + ": cannot create it", ec.value());
-    } else if (!fs::is_directory(st)) {
-        return make_error("--keep " + dir.string() + ": not a directory (a link or a file is not followed)");
     } else if (fs::exists(dir / kRunManifest)) {
         if (auto s = clear_earlier_run(dir); !s) return s;
-    } else if (!is_empty_dir(dir)) {
-        return make_error("--keep " + dir.string() + ": not empty and not an earlier run's results",
-                          0, "give an empty or new directory");
     }
     std::string manifest;
     for (const auto& e : entries) manifest += e + "\n";
@@ -69,6 +64,20 @@ Status prepare_kept(const fs::path& dir, const std::vector<std::string>& entries
 bool process_alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
 }  // namespace
+
+Status check_kept_dir(const std::string& keep) {
+    if (keep.empty()) return ok_status();
+    const fs::path dir = fs::absolute(keep);
+    std::error_code ec;
+    auto st = fs::symlink_status(dir, ec);
+    if (!fs::exists(st)) return ok_status();
+    if (!fs::is_directory(st))
+        return make_error("--keep " + dir.string() + ": not a directory (a link or a file is not followed)");
+    if (!fs::exists(dir / kRunManifest) && !is_empty_dir(dir))
+        return make_error("--keep " + dir.string() + ": not empty and not an earlier run's results", 0,
+                          "give an empty or new directory");
+    return ok_status();
+}
 
 Result<RunDir> RunDir::open(const std::string& keep, const std::vector<std::string>& entries) {
     RunDir d;

@@ -29,6 +29,10 @@ private:
     bool temporary_ = false;
 };
 
+// Whether --keep DIR can be used: new, empty, or an earlier run's (its
+// manifest); a link or a file is refused.  Checked before anything starts.
+Status check_kept_dir(const std::string& keep);
+
 // The manifest's name in a kept directory.
 inline constexpr const char* kRunManifest = ".hotline-vm-run";
 

@@ -264,3 +264,22 @@ TEST(GuestRequest, MemoryAndKernelImagesAreCheckedBeforeAnythingStarts) {
     uneven.cpus = 3;
     fails_with(uneven, "a multiple of --nodes 2");
 }
+
+TEST(GuestRequest, AKeptDirectoryWithOtherContentIsAUsageErrorBeforeAnythingStarts) {
+    TempDir d;
+    d.write("other/data", "precious");
+    GuestRequest r;
+    r.kernel = "debian:6.12";
+    r.nodes = 1;
+    r.cpus = 1;
+    r.memory = "1G";
+    r.timeout_s = 60;
+    r.args = {"probe"};
+    r.keep = d / "other";
+    auto s = check_guest_request(r);
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.error().message().find("not empty and not an earlier run's results"), std::string::npos);
+    r.keep = d / "new";
+    EXPECT_TRUE(check_guest_request(r));
+    EXPECT_FALSE(fs::exists(d / "new"));
+}
