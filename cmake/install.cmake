@@ -20,13 +20,14 @@ find_program(HELP2MAN help2man)
 set(HOTLINE_MAN_PAGES)
 if(HELP2MAN)
   set(man_dir ${CMAKE_BINARY_DIR}/man)
+  set(man_script ${CMAKE_SOURCE_DIR}/cmake/man_page.sh)
+  set(man_include ${CMAKE_SOURCE_DIR}/dist/man/hotline.h2m)
   set(page ${man_dir}/hotline.1)
   add_custom_command(OUTPUT ${page}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${man_dir}
-    COMMAND ${HELP2MAN} --no-info --no-discard-stderr --section=1
-            --name "find kernel cache-line contention and prove a fix removes it"
-            --version-string=${PROJECT_VERSION} --output=${page} $<TARGET_FILE:hotline>
-    DEPENDS hotline COMMENT "man page hotline.1" VERBATIM)
+    COMMAND ${man_script} ${HELP2MAN} $<TARGET_FILE:hotline> $<TARGET_FILE:hotline> ${man_include}
+            ${PROJECT_VERSION} ${page} "find kernel cache-line contention and prove a fix removes it"
+    DEPENDS hotline ${man_script} ${man_include} COMMENT "man page hotline.1" VERBATIM)
   list(APPEND HOTLINE_MAN_PAGES ${page})
   foreach(cmd IN LISTS HOTLINE_MAN_COMMANDS)
     string(REPLACE " " "-" stem "hotline-${cmd}")
@@ -36,9 +37,8 @@ if(HELP2MAN)
     file(GENERATE OUTPUT ${wrapper} CONTENT "#!/bin/sh\nexec '$<TARGET_FILE:hotline>' ${cmd} \"$@\"\n"
          FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
     add_custom_command(OUTPUT ${page}
-      COMMAND ${HELP2MAN} --no-info --no-discard-stderr --section=1 --name "hotline ${cmd}"
-              --version-string=${PROJECT_VERSION} --output=${page} ${wrapper}
-      DEPENDS hotline COMMENT "man page ${stem}.1" VERBATIM)
+      COMMAND ${man_script} ${HELP2MAN} $<TARGET_FILE:hotline> ${wrapper} ${man_include} ${PROJECT_VERSION} ${page}
+      DEPENDS hotline ${man_script} ${man_include} COMMENT "man page ${stem}.1" VERBATIM)
     list(APPEND HOTLINE_MAN_PAGES ${page})
   endforeach()
   add_custom_target(man ALL DEPENDS ${HOTLINE_MAN_PAGES})

@@ -180,6 +180,9 @@ Result<nlohmann::json> load_json(const std::string& path);
 
 // A parse error: CLI11's message and kExitUsage (0 for --help and --version).
 int usage_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
+// Each text option's value named by what it is (FILE, DIR, DURATION, ...), for
+// the usage lines and the man pages; called once every command is added.
+void name_metavariables(CLI::App& app);
 
 int run_probe(const ProbeArgs& a);
 int run_cost(const CostArgs& a);

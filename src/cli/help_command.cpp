@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -70,8 +71,11 @@ std::string exit_status_help() {
         "  {:<3} validate, diff: INCONCLUSIVE\n"
         "  {:<3} probe, record: no target can be observed; fixes apply, validate, diff: NOT-APPLICABLE\n"
         "  {:<3} cost --strict: over budget; validate, diff: an error that prevents a verdict\n"
-        "  {:<3} bad usage: unknown command, option, target, fix or scenario; bad value or configuration\n",
-        kExitOk, kExitError, exit_code(Verdict::kInconclusive), kExitNothingObservable, kExitBudget, kExitUsage);
+        "  {:<3} bad usage: unknown command, option, target, fix or scenario; bad value or configuration\n"
+        "  {:<3} vm: the guest failed (boot, kernel panic, hang past --timeout)\n"
+        "  {:<3} interrupted (Ctrl-C, SIGTERM): knobs restored and programs detached first\n",
+        kExitOk, kExitError, exit_code(Verdict::kInconclusive), kExitNothingObservable, kExitBudget, kExitUsage,
+        kExitVmGuestFailed, kExitInterrupted);
 }
 
 namespace {
@@ -162,6 +166,45 @@ std::optional<std::string> option_suggestion(CLI::App& cmd, const CLI::ParseErro
 }
 
 }  // namespace
+
+namespace {
+
+// What a text option's value is, from its long name: the usage lines and man
+// pages say FILE, DIR, DURATION, NAME... instead of CLI11's TEXT.
+std::string metavariable(const std::string& name) {
+    static const std::vector<std::pair<std::vector<std::string>, const char*>> kKinds{
+        {{"output", "html", "junit", "config", "web.config.file", "script"}, "FILE"},
+        {{"fixes", "keep", "modules", "journal-dir", "baseline-modules", "candidate-modules"}, "DIR"},
+        {{"duration", "interval", "timeout", "observe"}, "DURATION"},
+        {{"kernel", "baseline", "candidate"}, "KERNEL"},
+        {{"fix", "expect", "scenario", "workload", "qperf-test"}, "NAME"},
+        {{"targets"}, "TARGET"},
+        {{"func", "functions", "tracepoints"}, "GLOB"},
+        {{"types"}, "TYPE"},
+        {{"cpus", "workload-cpus", "fix-cpus"}, "CPULIST"},
+        {{"netns"}, "NETNS"},
+        {{"memory"}, "SIZE"},
+        {{"listen"}, "ADDRESS"},
+        {{"metric"}, "REGEX"},
+        {{"server-command"}, "COMMAND"},
+        {{"mechanism"}, "MECHANISM"},
+        {{"ops"}, "KIND"},
+        {{"log.level"}, "LEVEL"},
+        {{"log.format"}, "FORMAT"},
+        {{"msg-sizes"}, "BYTES"},
+    };
+    for (const auto& [names, kind] : kKinds)
+        if (std::find(names.begin(), names.end(), name) != names.end()) return kind;
+    return "TEXT";
+}
+
+}  // namespace
+
+void name_metavariables(CLI::App& app) {
+    for (CLI::Option* o : app.get_options())
+        if (o->get_type_name() == "TEXT" && !o->get_lnames().empty()) o->type_name(metavariable(o->get_lnames().front()));
+    for (CLI::App* sub : subcommands_of(app)) name_metavariables(*sub);
+}
 
 int usage_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
     if (auto hint = option_suggestion(*named_subcommand(app, argc, argv), e)) {

@@ -201,6 +201,7 @@ int main(int argc, char** argv) {
     add_diagnose_command(app, diagnose);
     add_discover_command(app, discover);
 
+    name_metavariables(app);
     if (auto rc = check_subcommand_words(app, argc, argv)) return *rc;
     try {
         parse_with_command(app, argc, argv);

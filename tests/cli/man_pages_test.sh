@@ -25,8 +25,23 @@ for p in "${pages[@]}"; do
         failures=$((failures + 1))
         continue
     fi
-    checks=$((checks + 1))
-    grep -q '^\.SH "\?EXAMPLES' "$f" || { echo "FAIL: $f has no EXAMPLES section" >&2; failures=$((failures + 1)); }
+    page_has() {  # page_has WHAT CONDITION...: one check of page $f
+        checks=$((checks + 1))
+        "${@:2}" || { echo "FAIL: $f $1" >&2; failures=$((failures + 1)); }
+    }
+    page_has "has no EXAMPLES section" grep -q '^\.SH "\?EXAMPLES' "$f"
+    page_has "prints its examples run together (no .nf after EXAMPLES)" \
+        bash -c 'sed -n "/^\.SH \"\?EXAMPLES/,/^\.SH/p" "$1" | grep -qx "\.nf"' _ "$f"
+    for section in "EXIT STATUS" FILES ENVIRONMENT "SEE ALSO"; do
+        page_has "has no $section section" grep -q "^\.SH \"\?$section" "$f"
+    done
+    text=$(MANWIDTH=200 man -l "$f" 2>/dev/null)
+    # NAME says what the command does, not only its own name again.
+    name_line=$(sed -n '/^NAME/{n;p;q}' <<<"$text" | sed 's/^ *//')
+    page_has "has a NAME line that only repeats the command ($name_line)" \
+        bash -c '! [[ $1 =~ -\ hotline[\ a-z-]*$ ]]' _ "$name_line"
+    page_has "names a file, directory, duration or name option's value TEXT" \
+        bash -c '! grep -qE -- "--(output|html|junit|config|fixes|keep|duration|timeout|fix|kernel) TEXT" <<<"$1"' _ "$text"
 done
 checks=$((checks + 1))
 grep -qi '^\.S[HS] "\?EXIT STATUS' "$mandir/hotline.1" || { echo "FAIL: hotline.1 has no EXIT STATUS" >&2; failures=$((failures + 1)); }

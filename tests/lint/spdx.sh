@@ -6,18 +6,22 @@
 # Usage: spdx.sh SOURCE_DIR
 set -u
 root=$1
-missing=0
-while IFS= read -r -d '' f; do
-    head -5 "$f" | grep -q 'SPDX-License-Identifier: ' && continue
-    echo "no SPDX-License-Identifier in the first lines of ${f#"$root"/}"
-    missing=$((missing + 1))
-done < <(find "$root/src" "$root/include" "$root/bpf" "$root/libexec" "$root/scripts" "$root/tests" "$root/cmake" \
+# One awk over every file (a process per file took seconds): the files whose
+# first five lines have no SPDX line.
+unlicensed=$( { find "$root/src" "$root/include" "$root/bpf" "$root/libexec" "$root/scripts" "$root/tests" "$root/cmake" \
     -path "$root/bpf/vmlinux" -prune -o -path "$root/tests/fixtures" -prune -o -path "$root/tests/fuzz/corpus" -prune -o \
     -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' -o -name '*.sh' -o -name '*.py' \
-    -o -name '*.cmake' -o -name CMakeLists.txt \) -print0)
-for f in "$root/CMakeLists.txt" "$root/.ci/run" "$root/libexec/vm/hotline-vm" "$root/libexec/vm/guest-init"; do
-    head -5 "$f" | grep -q 'SPDX-License-Identifier: ' || { echo "no SPDX-License-Identifier in ${f#"$root"/}"; missing=$((missing + 1)); }
-done
+    -o -name '*.cmake' -o -name CMakeLists.txt \) -print0
+    printf '%s\0' "$root/CMakeLists.txt" "$root/.ci/run" "$root/libexec/vm/hotline-vm" "$root/libexec/vm/guest-init"; } |
+    xargs -0 awk 'FNR == 1 { if (NR > 1 && !seen) print prev; seen = 0; prev = FILENAME }
+                  FNR <= 5 && /SPDX-License-Identifier: / { seen = 1 }
+                  END { if (NR > 0 && !seen) print prev }')
+missing=0
+while IFS= read -r f; do
+    [ -n "$f" ] || continue
+    echo "no SPDX-License-Identifier in the first lines of ${f#"$root"/}"
+    missing=$((missing + 1))
+done <<<"$unlicensed"
 # The BPF programs must stay GPL-compatible: the kernel refuses GPL-only helpers otherwise.
 for f in "$root"/bpf/*.bpf.c; do
     grep -q 'SEC("license") = "GPL"' "$f" || { echo "${f#"$root"/} does not declare the GPL license section"; missing=$((missing + 1)); }
