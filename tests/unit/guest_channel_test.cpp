@@ -48,6 +48,18 @@ std::string payload(const std::string& header, const std::string& bytes) {
     return header + " " + std::to_string(bytes.size()) + "\n" + body(bytes);
 }
 
+// `hotline vm -- probe` on the default shape: a request every check accepts.
+GuestRequest probe_request() {
+    GuestRequest r;
+    r.kernel = "debian:6.12";
+    r.nodes = 2;
+    r.cpus = 4;
+    r.memory = "1G";
+    r.timeout_s = 60;
+    r.args = {"probe"};
+    return r;
+}
+
 // Every regular file under `dir`, relative to it.
 std::set<std::string> files_under(const std::string& dir) {
     std::set<std::string> out;
@@ -231,13 +243,7 @@ TEST(GuestRequest, MemoryAndKernelImagesAreCheckedBeforeAnythingStarts) {
     EXPECT_EQ(*parse_memory_mib("512M"), 512);
     EXPECT_EQ(*parse_memory_mib("700"), 700);
     for (const char* bad : {"", "G", "1T", "-1G", "1.5G", "99999999999G"}) EXPECT_FALSE(parse_memory_mib(bad)) << bad;
-    GuestRequest r;
-    r.kernel = "debian:6.12";
-    r.nodes = 2;
-    r.cpus = 4;
-    r.memory = "1G";
-    r.timeout_s = 60;
-    r.args = {"probe"};
+    GuestRequest r = probe_request();
     ASSERT_TRUE(check_guest_request(r));
     auto fails_with = [&](GuestRequest bad, const std::string& what) {
         auto s = check_guest_request(bad);
@@ -268,13 +274,7 @@ TEST(GuestRequest, MemoryAndKernelImagesAreCheckedBeforeAnythingStarts) {
 TEST(GuestRequest, AKeptDirectoryWithOtherContentIsAUsageErrorBeforeAnythingStarts) {
     TempDir d;
     d.write("other/data", "precious");
-    GuestRequest r;
-    r.kernel = "debian:6.12";
-    r.nodes = 1;
-    r.cpus = 1;
-    r.memory = "1G";
-    r.timeout_s = 60;
-    r.args = {"probe"};
+    GuestRequest r = probe_request();
     r.keep = d / "other";
     auto s = check_guest_request(r);
     ASSERT_FALSE(s);
