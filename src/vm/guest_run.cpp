@@ -2,18 +2,13 @@
 #include "hotline/vm/guest_run.hpp"
 
 #include <fmt/format.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
 
 #include "guest_outputs.hpp"
 #include "helper.hpp"
-#include "hotline/base/signals.hpp"
 #include "hotline/base/util.hpp"
 #include "hotline/vm/guest_channel.hpp"
 #include "run_dir.hpp"
@@ -75,28 +70,31 @@ std::string guest_shell_words(const std::vector<std::string>& words) {
     return out;
 }
 
+// The tests the guest runs: each script's name, or the command line's one.
+std::vector<std::string> planned_tests(const GuestRequest& r) {
+    if (r.scripts.empty()) return {kCommandTest};
+    std::vector<std::string> tests;
+    for (const auto& s : r.scripts) tests.push_back(fs::path(s).stem().string());
+    return tests;
+}
+
 struct Plan {
     std::vector<std::string> scripts;  // files the helper copies into the guest
-    std::vector<std::string> tests;    // their test names
     bool stream = false;
 };
 
-Result<Plan> plan_scripts(const GuestRequest& r, const std::vector<std::string>& args, const std::string& dir) {
-    Plan p;
+Result<Plan> plan_scripts(const GuestRequest& r, const std::vector<std::string>& args,
+                          const std::vector<std::string>& tests, const std::string& dir) {
     if (r.scripts.empty()) {
         const std::string script = dir + "/" + kCommandTest + ".sh";
         std::string text = fmt::format("# hlvm-timeout: {}\nexec hotline {}\n", static_cast<long>(r.timeout_s),
                                        guest_shell_words(args));
         if (auto s = write_file_atomic(script, text); !s) return s.error();
-        return Plan{{script}, {kCommandTest}, true};
+        return Plan{{script}, true};
     }
-    for (const auto& s : r.scripts) {
-        std::string name = fs::path(s).stem().string();
-        if (!is_plain_name(name)) return make_error("--script " + s + ": its name must be a plain file name");
-        p.scripts.push_back(s);
-        p.tests.push_back(name);
-    }
-    return p;
+    for (std::size_t i = 0; i < tests.size(); ++i)
+        if (!is_plain_name(tests[i])) return make_error("--script " + r.scripts[i] + ": its name must be a plain file name");
+    return Plan{r.scripts, false};
 }
 
 // The guest sent no status for the command, or it ran past --timeout.
@@ -181,12 +179,10 @@ Result<GuestOutcome> run_in_guest(const GuestRequest& r) {
     remove_abandoned_runs(fs::temp_directory_path().string());
     GuestOutputs outputs;
     const std::vector<std::string> args = outputs.rewrite(r.args);
-    std::vector<std::string> tests;
-    for (const auto& s : r.scripts) tests.push_back(fs::path(s).stem().string());
-    if (r.scripts.empty()) tests.push_back(kCommandTest);
+    const std::vector<std::string> tests = planned_tests(r);
     auto dir = RunDir::open(r.keep, run_entries(tests));
     if (!dir) return dir.error();
-    auto plan = plan_scripts(r, args, dir->path());
+    auto plan = plan_scripts(r, args, tests, dir->path());
     if (!plan) return plan.error();
     HelperRun run{r, dir->path(), plan->scripts, plan->stream};
     const GuestEnd end = run_helper(run);
@@ -194,7 +190,7 @@ Result<GuestOutcome> run_in_guest(const GuestRequest& r) {
         if (end == GuestEnd::kGuestFailed) keep_console_log(*dir);
         return GuestOutcome{end, 0};
     }
-    auto ch = read_channel(*dir, plan->tests);
+    auto ch = read_channel(*dir, tests);
     if (!ch) return ch.error();
     if (!r.scripts.empty()) return GuestOutcome{GuestEnd::kRan, 0};
     return finish_command(r, *ch, outputs, *dir);

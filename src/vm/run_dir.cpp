@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
-#include <set>
 #include <sstream>
 
 #include "hotline/base/util.hpp"
