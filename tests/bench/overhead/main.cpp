@@ -118,7 +118,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
 
 void apply_smoke(Options& o) {
     o.pairs = 1;
-    o.secs = 1;
+    o.secs = 0.5;
     o.loss_rounds = 2;
     // A second: the session's statistics window (100 ms at a random point
     // of each second) falls in every run, so the account is never empty.
