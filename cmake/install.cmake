@@ -23,12 +23,12 @@ if(HELP2MAN)
   set(man_script ${CMAKE_SOURCE_DIR}/cmake/man_page.sh)
   set(man_include ${CMAKE_SOURCE_DIR}/dist/man/hotline.h2m)
   set(page ${man_dir}/hotline.1)
-  add_custom_command(OUTPUT ${page}
+  add_custom_command(OUTPUT ${page} ${page}.gz
     COMMAND ${CMAKE_COMMAND} -E make_directory ${man_dir}
     COMMAND ${man_script} ${HELP2MAN} $<TARGET_FILE:hotline> $<TARGET_FILE:hotline> ${man_include}
             ${PROJECT_VERSION} ${page} "find kernel cache-line contention and prove a fix removes it"
     DEPENDS hotline ${man_script} ${man_include} COMMENT "man page hotline.1" VERBATIM)
-  list(APPEND HOTLINE_MAN_PAGES ${page})
+  list(APPEND HOTLINE_MAN_PAGES ${page}.gz)
   foreach(cmd IN LISTS HOTLINE_MAN_COMMANDS)
     string(REPLACE " " "-" stem "hotline-${cmd}")
     set(page ${man_dir}/${stem}.1)
@@ -36,10 +36,10 @@ if(HELP2MAN)
     # help2man runs one program with --help; this one is `hotline CMD`.
     file(GENERATE OUTPUT ${wrapper} CONTENT "#!/bin/sh\nexec '$<TARGET_FILE:hotline>' ${cmd} \"$@\"\n"
          FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
-    add_custom_command(OUTPUT ${page}
+    add_custom_command(OUTPUT ${page} ${page}.gz
       COMMAND ${man_script} ${HELP2MAN} $<TARGET_FILE:hotline> ${wrapper} ${man_include} ${PROJECT_VERSION} ${page}
       DEPENDS hotline ${man_script} ${man_include} COMMENT "man page ${stem}.1" VERBATIM)
-    list(APPEND HOTLINE_MAN_PAGES ${page})
+    list(APPEND HOTLINE_MAN_PAGES ${page}.gz)
   endforeach()
   add_custom_target(man ALL DEPENDS ${HOTLINE_MAN_PAGES})
   install(FILES ${HOTLINE_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
@@ -76,20 +76,34 @@ add_custom_command(OUTPUT ${HOTLINE_CHANGELOG_GZ}
   DEPENDS ${CMAKE_SOURCE_DIR}/dist/debian/changelog COMMENT "changelog.gz" VERBATIM)
 add_custom_target(changelog ALL DEPENDS ${HOTLINE_CHANGELOG_GZ})
 install(FILES ${HOTLINE_CHANGELOG_GZ} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/dist/debian/lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME hotline)
 
 # --- the Debian package -------------------------------------------------------------
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME hotline)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "hotline maintainers <hotline@localhost>")
+# The project has no mail address of its own: a distributor sets theirs
+# (-DHOTLINE_PACKAGE_MAINTAINER="Name <address>").  The default's lintian tags
+# are overridden, with this reason, in dist/debian/lintian-overrides.
+set(HOTLINE_PACKAGE_MAINTAINER "hotline maintainers <hotline@localhost>" CACHE STRING
+    "Maintainer field of the Debian package")
+set(CPACK_PACKAGE_CONTACT "${HOTLINE_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "eBPF profiler for kernel cache-line contention and fix validator")
-set(CPACK_PACKAGE_DESCRIPTION "hotline finds which CPUs and NUMA nodes hand kernel objects to each other, \
-applies a fix in private network namespaces and decides whether it removed the contention. \
-It also exports the counters to Prometheus as a systemd service (not started on install).")
+set(CPACK_PACKAGE_DESCRIPTION "hotline finds which CPUs and NUMA nodes hand kernel objects to each
+other, applies a fix in private network namespaces and decides whether it
+removed the contention.  It also exports the counters to Prometheus as a
+systemd service (not started on install).")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "prometheus")
+# The maintainer scripts use deb-systemd-helper and deb-systemd-invoke.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "init-system-helpers (>= 1.54~)")
+# The binary is stripped and its debug information goes to hotline-dbgsym (a
+# .ddeb, /usr/lib/debug/.build-id/), as Debian's own packages ship it.  CPack
+# splits only binaries that are not stripped yet: no CPACK_STRIP_FILES.
+set(CPACK_DEBIAN_DEBUGINFO_PACKAGE ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 # Install with DESTDIR and the real prefix, so install_config.cmake sees /usr.
 set(CPACK_SET_DESTDIR ON)

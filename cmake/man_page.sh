@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# One man page from `hotline [COMMAND] --help` (help2man): NAME from the
+# One man page (OUT, and OUT.gz) from `hotline [COMMAND] --help` (help2man): NAME from the
 # command's own description (its first clause), EXIT STATUS from the binary's
 # own table (`hotline --help`), FILES, ENVIRONMENT and SEE
 # ALSO from INCLUDE, and the examples one per line.
@@ -20,6 +20,7 @@ sections=$out.h2m
     --version-string="$version" --output="$out.tmp" "$program"
 # help2man fills the EXAMPLES paragraph into one line; no-fill keeps one per
 # line.  hotline.1's "Exit status:" subsection is the EXIT STATUS section above.
+# OUT.gz is what is installed: gzip -9n, no name or time stamp (Debian policy 12.1).
 awk '/^\.SS "Exit status:"/ { skip = 1; next }
     skip && /^\.S[HS]/ { skip = 0 }
     skip { next }
@@ -29,3 +30,4 @@ awk '/^\.SS "Exit status:"/ { skip = 1; next }
     { print }
     END { if (ex) print ".fi" }' "$out.tmp" >"$out"
 rm -f "$out.tmp" "$sections"
+gzip -9nc "$out" >"$out.gz"

@@ -120,7 +120,7 @@ bool print_report(const CostReport& rep, bool json) {
         j.update({{"seconds", rep.seconds}, {"rows", rows}, {"notes", rep.notes}, {"misses", misses},
                   {"budgets", {{"count", kCountBudget}, {"latency", kLatencyBudget}, {"handoff", kHandoffBudget}}},
                   {"within_budget", !missed}});
-        std::cout << j.dump(2) << "\n";
+        std::cout << document_text(j, 2);
         return missed;
     }
     std::cout << fmt::format("budgets: count <= {}x, latency (entry+exit) <= {}x, handoff <= {}x the empty "

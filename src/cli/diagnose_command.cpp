@@ -13,6 +13,7 @@
 #include "hotline/report/finding_output.hpp"
 #include "hotline/report/fix_output.hpp"
 #include "hotline/report/html_report.hpp"
+#include "hotline/report/output.hpp"
 
 namespace hotline::cli {
 
@@ -76,10 +77,10 @@ int run_diagnose(const DiagnoseCli& d) {
     if (d.recording.empty()) add_applicability_here(*in, *cat);
     Diagnosis diag = diagnose(*rules, *cat, *in);
     nlohmann::json out = to_json(diag);
-    if (d.json) std::cout << out.dump(1) << "\n";
+    if (d.json) std::cout << document_text(out);
     else render_diagnosis_text(std::cout, diag);
     if (!d.output.empty())
-        if (auto w = write_file_atomic(d.output, out.dump(1) + "\n"); !w) return fail(w.error(), kExitError);
+        if (auto w = write_file_atomic(d.output, document_text(out)); !w) return fail(w.error(), kExitError);
     if (!write_html(d.html, HtmlInput{out, d.output, std::nullopt, std::nullopt})) return kExitError;
     return kExitOk;
 }

@@ -78,10 +78,10 @@ int run_discover(const DiscoverCli& d) {
     if (auto st = (*run)->run(signals, hooks); !st) return fail(st.error(), kExitError);
     const nlohmann::json& doc = (*run)->writer().doc();
     render_discover_text(d.json ? std::cerr : std::cout, doc["discover"], std::size_t(d.top));
-    if (d.json) std::cout << doc.dump(1) << "\n";
+    if (d.json) std::cout << document_text(doc);
     else print_recording_findings(doc);
     if (!d.output.empty()) {
-        if (auto w = write_file_atomic(d.output, doc.dump(1) + "\n"); !w) return fail(w.error(), kExitError);
+        if (auto w = write_file_atomic(d.output, document_text(doc)); !w) return fail(w.error(), kExitError);
         fmt::print(stderr, "hotline: recording written to {}\n", d.output);
     }
     if (!write_html(d.html, HtmlInput{doc, d.output, std::nullopt, std::nullopt})) return kExitError;

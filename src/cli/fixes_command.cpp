@@ -205,7 +205,7 @@ int run_fixes(const FixesCli& a) {
                 e["here"] = to_json(check_applicability(f, *hf.facts));
                 arr.push_back(std::move(e));
             }
-            std::cout << j.dump(2) << "\n";
+            std::cout << document_text(j, 2);
         } else {
             render_fix_list_text(std::cout, *cat, hf.facts.get());
         }
@@ -220,7 +220,7 @@ int run_fixes(const FixesCli& a) {
             nlohmann::json j = json_document(kFixSchema);
             j.update(to_json(*f));
             j["here"] = to_json(here);
-            std::cout << j.dump(2) << "\n";
+            std::cout << document_text(j, 2);
         } else {
             render_fix_text(std::cout, *f, &here);
         }

@@ -24,7 +24,7 @@ int run_probe(const ProbeArgs& a) {
             j["kernel"] = to_json(k);
             j["topology"] = to_json(*topo);
             j["error"] = session.error().message();
-            std::cout << j.dump(2) << "\n";
+            std::cout << document_text(j, 2);
         } else {
             Plan empty;
             render_probe_text(std::cout, k, *topo, empty);
@@ -42,7 +42,7 @@ int run_probe(const ProbeArgs& a) {
         for (auto& l : (*session)->info().layouts) layouts.push_back(to_json(l));
         j["layouts"] = layouts;
         if (!(*session)->info().random_mix.empty()) j["random_mix"] = (*session)->info().random_mix;
-        std::cout << j.dump(2) << "\n";
+        std::cout << document_text(j, 2);
     } else {
         render_probe_text(std::cout, k, *topo, plan);
         std::cout << "\n";

@@ -105,11 +105,11 @@ RecordingHooks print_hooks(const RecordArgs& a, const Topology& topo) {
 
 // The recording's document on stdout, in -o and --html, or its findings.
 int write_outputs(const RecordArgs& a, const nlohmann::json& doc, nlohmann::json* doc_out) {
-    if (a.json) std::cout << doc.dump(1) << "\n";
+    if (a.json) std::cout << document_text(doc);
     else if (!a.no_findings) print_recording_findings(doc);
     if (doc_out) *doc_out = doc;
     if (!a.output.empty()) {
-        if (auto w = write_file_atomic(a.output, doc.dump(1) + "\n"); !w) return fail(w.error(), kExitError);
+        if (auto w = write_file_atomic(a.output, document_text(doc)); !w) return fail(w.error(), kExitError);
         fmt::print(stderr, "hotline: recording written to {}\n", a.output);
     }
     if (!write_html(a.html, HtmlInput{doc, a.output, std::nullopt, std::nullopt})) return kExitError;

@@ -76,7 +76,7 @@ int run_scenario_list(bool json) {
         auto& arr = j["scenarios"] = nlohmann::json::array();
         for (auto& s : scenario_registry())
             arr.push_back({{"name", std::string(s.name)}, {"summary", std::string(s.summary)}});
-        std::cout << j.dump(1) << "\n";
+        std::cout << document_text(j);
         return kExitOk;
     }
     for (auto& s : scenario_registry()) std::cout << fmt::format("{:<13} {}\n", s.name, s.summary);
@@ -113,10 +113,10 @@ int run_scenario_run(const ScenarioArgs& a) {
     }
     nlohmann::json j = json_document(kScenarioResultSchema);
     j.update(to_json(*r));
-    if (a.json) std::cout << j.dump(1) << "\n";
+    if (a.json) std::cout << document_text(j);
     else render_scenario_text(std::cout, *r);
     if (!a.output.empty()) {
-        if (auto st = write_file_atomic(a.output, j.dump(1) + "\n"); !st) {
+        if (auto st = write_file_atomic(a.output, document_text(j)); !st) {
             fmt::print(stderr, "hotline: {}\n", st.error().message());
             return kExitError;
         }

@@ -227,7 +227,7 @@ nlohmann::json verdict_to_json(const VerdictReport& r) {
     return j;
 }
 
-void render_verdict_json(std::ostream& os, const VerdictReport& r) { os << verdict_to_json(r).dump(2) << "\n"; }
+void render_verdict_json(std::ostream& os, const VerdictReport& r) { os << document_text(verdict_to_json(r), 2); }
 
 void render_junit(std::ostream& os, const VerdictReport& r) {
     int failures = 0, skipped = 0;

@@ -77,6 +77,21 @@ completion=$(bash -c 'source /usr/share/bash-completion/completions/hotline
 assert "the installed completion completes subcommands" grep -qx validate <<<"$completion"
 assert "the installed completion completes fixes" grep -qx numa-local <<<"$completion"
 
+# An administrator's enable survives an upgrade (deb-systemd-helper's
+# semantics: no disable in prerm), and the purge below forgets it.
+systemctl enable hotline.service >/dev/null 2>&1
+assert "systemctl enable works on the installed unit" test "$(systemctl is-enabled hotline.service 2>/dev/null)" = enabled
+assert "dpkg -i of the package over itself (an upgrade) works" dpkg -i "$deb"
+assert "the enable survives the upgrade" test "$(systemctl is-enabled hotline.service 2>/dev/null)" = enabled
+assert "dpkg -r removes it" dpkg -r hotline
+assert "dpkg -i installs it again" dpkg -i "$deb"
+assert "the enable survives a remove and a reinstall" test "$(systemctl is-enabled hotline.service 2>/dev/null)" = enabled
+
+# The installed binary's restore takes the machine's knob lock in /run; the
+# purge below must not leave it.
+assert "the installed hotline restore runs" /usr/bin/hotline restore
+assert "restore took /run/hotline-knobs.lock" test -f /run/hotline-knobs.lock
+
 # Purge: nothing of it may stay.
 assert "dpkg --purge removes it" dpkg --purge hotline
 assert "dpkg -L hotline lists nothing" test -z "$(dpkg -L hotline 2>/dev/null)"
@@ -90,6 +105,11 @@ assert "no installed file is left (${left[*]:-none})" test "${#left[@]}" = 0
 assert "/etc/hotline is gone" test ! -e /etc/hotline
 assert "/var/lib/hotline is gone" test ! -e /var/lib/hotline
 assert "/usr/share/hotline is gone" test ! -e /usr/share/hotline
+wants=$(ls /etc/systemd/system/*.wants/hotline.service 2>/dev/null)
+assert "the purge forgot the enable (${wants:-no link left})" test -z "$wants"
+# A lock a live process holds (another hotline, a build tree's) is not the package's to take.
+left_run=$(for f in /run/hotline/* /run/hotline-knobs.lock; do [ -f "$f" ] && flock -n "$f" true && echo "$f"; done)
+assert "no lock file nothing holds is left in /run (${left_run:-none})" test -z "$left_run"
 after_units=$(systemctl list-units --all --no-legend 'hotline*' 2>/dev/null)
 assert "systemd has no hotline unit loaded afterwards" test "$after_units" = "$before_units"
 

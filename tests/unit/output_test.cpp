@@ -194,3 +194,28 @@ TEST(List, SplitsAndTrims) {
     EXPECT_EQ(split_list("a, b,,c "), (std::vector<std::string>{"a", "b", "c"}));
     EXPECT_TRUE(split_list("").empty());
 }
+
+// Every document's text: the head keys first (as a reader of `head -3` or a
+// streaming parser meets them), the rest by name, numbers at their precision.
+TEST(DocumentText, HeadKeysFirstThenByNameAndNumbersAtTheirPrecision) {
+    nlohmann::json doc = json_document("hotline.test", 3);
+    doc["analysis"] = {{"rate", 0.1 - 0.05}, {"count", 7}, {"big", std::uint64_t(1) << 63}};
+    doc["embedded"] = json_document("hotline.inner");
+    doc["embedded"]["a"] = 1;
+    doc["nan"] = std::nan("");
+    const std::string text = document_text(doc);
+    EXPECT_EQ(text.find("{\n \"schema\": \"hotline.test\",\n \"version\": 3,\n \"tool\": {"), 0u) << text;
+    EXPECT_LT(text.find("\"analysis\""), text.find("\"embedded\"")) << text;
+    EXPECT_NE(text.find("\"rate\": 0.05\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"big\": 9223372036854775808"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"embedded\": {\n  \"schema\": \"hotline.inner\",\n  \"version\": 1,"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\"nan\": null"), std::string::npos) << text;
+    EXPECT_EQ(text.back(), '\n');
+    // The same document, read back: only the float lost its noise digits.
+    nlohmann::json back = nlohmann::json::parse(text);
+    EXPECT_EQ(back["analysis"]["rate"].get<double>(), 0.05);
+    back["analysis"]["rate"] = doc["analysis"]["rate"];
+    back["nan"] = doc["nan"];
+    EXPECT_EQ(back.dump(), doc.dump());
+}

@@ -108,9 +108,9 @@ TEST(TargetsRegistry, FindsTargetsAndProxyPrograms) {
     EXPECT_EQ(find_proxy_program("hl_fentry"), nullptr);
 }
 
-// README.md's rows of the tracepoint mechanism, one per proxy tracepoint, as
+// docs/usage.md's rows of the tracepoint mechanism, one per proxy tracepoint, as
 // the registry says: what it attaches, what it sees, at which fidelity.
-std::vector<std::string> readme_proxy_rows() {
+std::vector<std::string> usage_doc_proxy_rows() {
     std::vector<std::string> rows;
     for (auto& t : builtin_targets()) {
         if (!t.proxy) continue;
@@ -121,9 +121,9 @@ std::vector<std::string> readme_proxy_rows() {
     return rows;
 }
 
-std::string readme_path() { return std::string(HOTLINE_FIXTURES) + "/../../README.md"; }
+std::string usage_doc_path() { return std::string(HOTLINE_FIXTURES) + "/../../docs/usage.md"; }
 
-// The README's lines with the tracepoint rows (from the first "| tracepoint"
+// The document's lines with the tracepoint rows (from the first "| tracepoint"
 // row through the last row before "| sampling") replaced by `rows`.
 std::vector<std::string> with_proxy_rows(const std::vector<std::string>& lines, const std::vector<std::string>& rows,
                                          bool* found) {
@@ -137,22 +137,22 @@ std::vector<std::string> with_proxy_rows(const std::vector<std::string>& lines, 
     return out;
 }
 
-TEST(TargetsRegistry, ReadmeListsEveryProxyTracepoint) {
-    auto text = testlib::read_file(readme_path());
-    ASSERT_TRUE(text) << readme_path();
+TEST(TargetsRegistry, UsageDocListsEveryProxyTracepoint) {
+    auto text = testlib::read_file(usage_doc_path());
+    ASSERT_TRUE(text) << usage_doc_path();
     auto lines = golden::split_lines(*text);
     bool found = false;
-    auto expected = with_proxy_rows(lines, readme_proxy_rows(), &found);
-    ASSERT_TRUE(found) << "README.md has no \"| tracepoint\" row in its mechanism table";
+    auto expected = with_proxy_rows(lines, usage_doc_proxy_rows(), &found);
+    ASSERT_TRUE(found) << "docs/usage.md has no \"| tracepoint\" row in its mechanism table";
     if (expected == lines) return;
     std::string joined;
     for (std::size_t i = 0; i < expected.size(); ++i) joined += expected[i] + (i + 1 < expected.size() ? "\n" : "");
     if (golden::update_requested()) {
-        std::ofstream(readme_path(), std::ios::binary | std::ios::trunc) << joined;
-        ADD_FAILURE() << "HOTLINE_UPDATE_GOLDEN=1: rewrote README.md's tracepoint rows; review the diff";
+        std::ofstream(usage_doc_path(), std::ios::binary | std::ios::trunc) << joined;
+        ADD_FAILURE() << "HOTLINE_UPDATE_GOLDEN=1: rewrote docs/usage.md's tracepoint rows; review the diff";
         return;
     }
-    ADD_FAILURE() << "README.md's tracepoint rows differ from the target registry; "
+    ADD_FAILURE() << "docs/usage.md's tracepoint rows differ from the target registry; "
                   << golden::first_difference(*text, joined) << "\n  (regenerate with HOTLINE_UPDATE_GOLDEN=1)";
 }
 

@@ -62,6 +62,10 @@ inline constexpr const char* kFixSchema = "hotline.fix";
 
 // The head of a JSON document: schema, version and the tool that wrote it.
 nlohmann::json json_document(const char* schema, int version = 1);
+// A document's text, newline-terminated: `schema`, `version` and `tool` first,
+// then the other keys in name order; numbers at most 12 significant digits.
+// Every document hotline prints or writes goes through it.
+std::string document_text(const nlohmann::json& doc, int indent = 1);
 
 // Builds the versioned recording file incrementally.
 class RecordingWriter {

@@ -29,7 +29,9 @@ vm_build_initramfs() {
         [ -x "$bin" ] || vm_die "$bin is not an executable (build the project first)"
         vm_stage_binary "$root" "$bin"
     done
-    cp "$VM_HERE/guest-init" "$root/init"
+    # The guest's PID 1; its interpreter line is added here, since busybox is
+    # the shell inside the guest only (lib/guest-init.sh is its body).
+    { echo '#!/bin/busybox sh'; cat "$VM_HERE/lib/guest-init.sh"; } >"$root/init" || vm_die "cannot write $root/init"
     chmod 755 "$root/init"
     cp "$envfile" "$root/hlvm/env"
     cp -r "$testdir" "$root/hlvm/tests"

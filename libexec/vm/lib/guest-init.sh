@@ -1,4 +1,3 @@
-#!/bin/busybox sh
 # SPDX-License-Identifier: Apache-2.0
 # PID 1 of the `hotline vm` guest: mount what hotline needs, run every planned
 # script with its own timeout, send each one's output, files and exit status to
