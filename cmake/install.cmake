@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Installation in FHS places and the Debian package (docs/install.md).
+# Installation in FHS places and the Debian package (docs/deploy.md).
 #
 #   cmake --install build [--prefix /usr]      # /usr/local by default
 #   cmake --build build --target package       # build/hotline_VERSION_ARCH.deb

@@ -22,6 +22,19 @@ trap 'umount -R "$root/proc" 2>/dev/null || true; rm -rf "$root"' EXIT
 debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$build/image-debootstrap.log" 2>&1 ||
     { tail -20 "$build/image-debootstrap.log" >&2; exit 1; }
 cp "$deb" "$root/tmp/"
+# A container is not read by people: no manuals, documentation or translations
+# (dpkg leaves them out of every package installed from here on; the copyright
+# files stay, as Debian's own slim images keep them).
+cat >"$root/etc/dpkg/dpkg.cfg.d/01-hotline-image" <<'CFG'
+path-exclude=/usr/share/man/*
+path-exclude=/usr/share/info/*
+path-exclude=/usr/share/doc/*
+path-include=/usr/share/doc/*/copyright
+path-exclude=/usr/share/locale/*
+path-exclude=/usr/share/lintian/*
+CFG
+rm -rf "$root/usr/share/man/"* "$root/usr/share/info/"* "$root/usr/share/locale/"*
+find "$root/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete 2>/dev/null || true
 # policy-rc.d: nothing may start a service while the image is assembled.
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 755 "$root/usr/sbin/policy-rc.d"
@@ -36,4 +49,5 @@ tar -C "$root" -c . | podman import \
     --change 'EXPOSE 10464/tcp' \
     --change "LABEL org.opencontainers.image.version=$version" \
     - "$image" >/dev/null
+echo "$image: $(( $(podman image inspect --format '{{.Size}}' "$image") / 1000000 )) MB" >&2
 echo "$image"

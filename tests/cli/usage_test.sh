@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The command-line contract that needs no root: exit status 64 (EX_USAGE) for
 # bad usage on every subcommand, "did you mean" for mistyped subcommands and
-# names, `hotline help [COMMAND]`, and the examples at the end of every --help.
+# names (the help texts: help_test.sh).
 # Every subcommand is found from the binary's own help, so a new one is covered
 # without editing this file.
 # usage: usage_test.sh HOTLINE_BINARY
@@ -11,40 +11,8 @@ bin=$1
 usage=64
 fixtures="$(dirname "$0")/../fixtures"
 source "$(dirname "$0")/../lib/checks.sh"
+source "$(dirname "$0")/cli_lib.sh"
 
-
-# run ARGS...: sets rc, out (stdout) and err (stderr).
-run() {
-    local o e
-    o=$(mktemp) e=$(mktemp)
-    "$bin" "$@" >"$o" 2>"$e" </dev/null
-    rc=$?
-    out=$(cat "$o") err=$(cat "$e")
-    rm -f "$o" "$e"
-}
-
-expect_usage() {  # expect_usage ARGS...: exit 64 and a message on stderr
-    run "$@"
-    assert "hotline $* exits $usage (got $rc: $err)" test "$rc" = "$usage"
-    assert "hotline $* says why on stderr" test -n "$err"
-}
-
-expect_in() {  # expect_in WHAT TEXT NEEDLE
-    case $2 in *"$3"*) checks=$((checks + 1)) ;; *) echo "FAIL: $1: no \"$3\" in: $2" >&2; failures=$((failures + 1)) ;; esac
-}
-
-# The subcommands of PATH... as listed by `hotline PATH... --help`.
-subcommands_of() {
-    "$bin" "$@" --help 2>/dev/null | awk '/^Subcommands:/ {s=1; next} s && /^  [a-z]/ {print $1} s && /^$/ {s=0}'
-}
-
-all_paths() {
-    local top sub
-    for top in $(subcommands_of); do
-        echo "$top"
-        for sub in $(subcommands_of "$top"); do echo "$top $sub"; done
-    done
-}
 
 mapfile -t paths < <(all_paths)
 assert "the help lists the subcommands (found ${#paths[@]})" test "${#paths[@]}" -ge 10
@@ -122,25 +90,5 @@ run ab --fix random-mix-timer --json
 assert "hotline ab --fix random-mix-timer exits 3 (got $rc: $err)" test "$rc" = 3
 expect_in "ab's NOT-APPLICABLE verdict" "$out" '"verdict": "NOT-APPLICABLE"'
 expect_in "ab names the option to pass" "$out" '--baseline PATH'
-
-# --help and `hotline help PATH`: the same text, ending in examples of that command.
-for p in "${paths[@]}"; do
-    # shellcheck disable=SC2086
-    run $p --help
-    assert "hotline $p --help exits 0" test "$rc" = 0
-    help_text=$out
-    expect_in "hotline $p --help" "$help_text" "Examples:"
-    n=$(printf '%s\n' "$help_text" | sed -n '/^Examples:/,$p' | grep -c "^  hotline $p\b")
-    assert "hotline $p --help has 2 or 3 examples of itself (has $n)" test "$n" -ge 2 -a "$n" -le 3
-    # shellcheck disable=SC2086
-    run help $p
-    assert "hotline help $p exits 0" test "$rc" = 0
-    assert "hotline help $p is hotline $p --help" test "$out" = "$help_text"
-done
-run help
-assert "hotline help exits 0" test "$rc" = 0
-expect_in "hotline help" "$out" "Subcommands:"
-run --version
-assert "hotline --version exits 0" test "$rc" = 0
 
 checks_done

@@ -282,6 +282,14 @@ as_nobody=(setpriv --reuid nobody --regid nogroup --clear-groups --inh-caps=-all
 refused "fixes apply as nobody" "sudo" "${as_nobody[@]}" "$hotline" fixes apply early-demux-off --netns "$ns" -d 1s
 refused "restore as nobody" "sudo" "${as_nobody[@]}" "$hotline" restore
 refused "record as nobody" "root" "${as_nobody[@]}" "$hotline" record -d 1s
+# probe completes without privileges: the plan as far as the kernel's facts decide
+# it, what root would try, the BTF layouts; nothing is observable to this user (3).
+probe_out=$(timeout 60 "${as_nobody[@]}" "$hotline" probe 2>&1 </dev/null)
+rc=$?
+assert "probe as nobody completes with 3, nothing observable to this user (got $rc)" same 3 "$rc"
+assert "probe as nobody names what root would try for dst_release" grep -q "^ *dst_release .*as root: fentry" <<<"$probe_out"
+assert "probe as nobody shows the dst_entry layout from BTF" grep -q "^layout dst_entry" <<<"$probe_out"
+assert "probe as nobody says what root would add" grep -q "^as root (or with CAP_BPF" <<<"$probe_out"
 
 # ---------------------------------------------------------------- 8. faults (tests/lib/faultfs.cpp)
 for spec in create:previous.json:1:EROFS write:previous.json:1:ENOSPC fsync:previous.json:1:EIO \

@@ -68,6 +68,16 @@ Status check_session_options(const SessionOptions& opts);
 // Checks that the process may load BPF and open perf events; names what is missing.
 Status check_privileges(const KernelInfo& k);
 
+// `probe` without CAP_BPF and CAP_PERFMON: the plan as far as BTF, kallsyms and
+// the kernel's facts decide it, nothing loaded; each target that needs a load to
+// decide has unavailable_reason "as root: fentry, then tracepoint (...)".  And
+// the BTF layouts of the targets' objects.
+struct UnprivilegedProbe {
+    Plan plan;
+    std::vector<LineLayout> layouts;
+};
+Result<UnprivilegedProbe> probe_without_privileges(const SessionOptions& opts, const KernelInfo& kernel);
+
 // Resolves target names plus --func specs; an unknown name lists the valid ones.
 Result<std::vector<TargetDef>> resolve_targets(const std::vector<std::string>& names,
                                                const std::vector<std::string>& funcs = {});
