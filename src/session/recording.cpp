@@ -63,6 +63,7 @@ private:
     std::unique_ptr<ChurnWorkload> churn_;
     std::optional<ChildProcess> child_;
     Snapshot start_, prev_;
+    Snapshot last_start_;  // where the last emitted interval began
     double next_ = 0;
     bool stop_ = false;
     std::string stop_reason_ = "duration reached";
@@ -116,14 +117,28 @@ Status RecordingImpl::start() {
 }
 
 void RecordingImpl::emit(const Snapshot& now) {
-    if (auto ops = scen_ ? scen_->ops_so_far() : std::nullopt) {
-        run_.interval_ops.push_back(*ops - std::min(*ops, ops_prev_));
-        ops_prev_ = *ops;
+    std::optional<std::uint64_t> ops;
+    if (auto so_far = scen_ ? scen_->ops_so_far() : std::nullopt) {
+        ops = *so_far - std::min(*so_far, ops_prev_);
+        ops_prev_ = *so_far;
     }
+    // A short tail after the stop (a scenario's teardown, the last part of a
+    // second) joins the interval before it: alone, it would draw a cliff in
+    // every rate and, holding no operation, leave the per-op metrics undefined.
+    if (stop_ && !run_.intervals.empty() && now.t - prev_.t < 0.5 * s_.interval) {
+        Interval joined = delta(last_start_, now);
+        rec_.replace_last_interval(joined);
+        run_.intervals.back() = joined;
+        if (ops && !run_.interval_ops.empty()) run_.interval_ops.back() += *ops;
+        prev_ = now;
+        return;
+    }
+    if (ops) run_.interval_ops.push_back(*ops);
     Interval iv = delta(prev_, now);
     rec_.add_interval(iv);
     run_.intervals.push_back(iv);
     if (hooks_.on_interval) hooks_.on_interval(iv);
+    last_start_ = prev_;
     prev_ = now;
 }
 

@@ -135,6 +135,27 @@ TEST_F(HostTest, ChurnGivesDstReleaseProxyCountsAndTotalsEqualIntervals) {
     EXPECT_EQ(orphans_after_exit(), 0);
 }
 
+// The stop at 2.3 s leaves 0.3 s after the second interval: it joins that
+// interval (2 intervals, the last about 1.3 s), never a partial third one whose
+// rates would draw a cliff; the totals still equal the intervals' sum.
+TEST_F(HostTest, AShortTailJoinsTheLastIntervalInsteadOfAPartialOne) {
+    std::string f = temp_path("tail.json");
+    CmdResult r = run(hosttest::hotline() + " record -q -t dst_release -d 2.3s -i 1s --workload churn -o " + f);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto j = load_json(f);
+    unlink(f.c_str());
+    const auto& ivs = j["intervals"];
+    ASSERT_EQ(ivs.size(), 2u) << ivs.dump(1).substr(0, 2000);
+    EXPECT_NEAR(ivs[1]["seconds"].get<double>(), 1.3, 0.15);
+    EXPECT_NEAR(ivs[1]["t_start"].get<double>(), ivs[0]["t_end"].get<double>(), 1e-9);
+    const auto* tot = find_target(j["totals"]["targets"], "dst_release");
+    ASSERT_TRUE(tot);
+    std::uint64_t sum = 0;
+    for (auto& iv : ivs)
+        if (const auto* t = find_target(iv["targets"], "dst_release")) sum += (*t)["calls_total"].get<std::uint64_t>();
+    EXPECT_EQ(sum, (*tot)["calls_total"].get<std::uint64_t>());
+}
+
 TEST_F(HostTest, SamplingGivesDstReleaseShare) {
     std::string f = temp_path("sample.json");
     CmdResult r = run(hosttest::hotline() + " record -q -t dst_release -m sampling -F 4999 -d 5 --workload churn -o " + f);
