@@ -2,6 +2,7 @@
 // The text of every JSON document hotline prints or writes.
 #include "hotline/report/output.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -34,11 +35,13 @@ ojson ordered(const nlohmann::json& j) {
     switch (j.type()) {
         case t::object: {
             ojson o = ojson::object();
-            if (j.contains("schema"))
+            const bool document = j.contains("schema");
+            if (document)
                 for (const char* k : kHeadKeys)
                     if (auto it = j.find(k); it != j.end()) o[k] = ordered(*it);
             for (auto it = j.begin(); it != j.end(); ++it)
-                if (!o.contains(it.key())) o[it.key()] = ordered(it.value());
+                if (!document || std::find(kHeadKeys.begin(), kHeadKeys.end(), it.key()) == kHeadKeys.end())
+                    o[it.key()] = ordered(it.value());
             return o;
         }
         case t::array: {

@@ -114,11 +114,7 @@ RecordingWriter::RecordingWriter(const KernelInfo& k, const Topology& t, const P
 
 void RecordingWriter::add_interval(const Interval& iv) { doc_["intervals"].push_back(to_json(iv)); }
 
-void RecordingWriter::replace_last_interval(const Interval& iv) {
-    auto& ivs = doc_["intervals"];
-    if (ivs.empty()) ivs.push_back(to_json(iv));
-    else ivs.back() = to_json(iv);
-}
+void RecordingWriter::replace_last_interval(const Interval& iv) { doc_["intervals"].back() = to_json(iv); }
 
 void RecordingWriter::finish(const Interval& whole, int exit_status, const std::vector<std::string>& argv) {
     doc_["totals"] = to_json(whole);

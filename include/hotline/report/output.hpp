@@ -73,7 +73,7 @@ public:
     RecordingWriter(const KernelInfo& k, const Topology& t, const Plan& p);
     void set_options(nlohmann::json opts) { doc_["options"] = std::move(opts); }
     void add_interval(const Interval& iv);
-    void replace_last_interval(const Interval& iv);
+    void replace_last_interval(const Interval& iv);  // after at least one add_interval
     void finish(const Interval& whole, int exit_status_or_minus1,
                 const std::vector<std::string>& argv);
     void set(const std::string& key, nlohmann::json v) { doc_[key] = std::move(v); }
