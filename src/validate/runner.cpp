@@ -115,6 +115,7 @@ private:
     std::optional<ValidatorOutcome> run_trial(Validation& v, Arm arm, int trial_no, double started);
     int wait_for_traffic(std::vector<CountSample>& counts);
     std::string length_plan() const;
+    bool ends_with_the_command() const;  // live, with the command's throughput metric: one run per trial
     ValidatorOutcome interrupted(const Validation& v, int sig);
     // The trials so far with what the run noted on the way (repeated trials among them).
     VerdictReport report_so_far(const Validation& v) const;
@@ -242,10 +243,15 @@ std::optional<std::string> Run::open(const KernelInfo& kernel, const Topology& t
     return std::nullopt;
 }
 
+bool Run::ends_with_the_command() const {
+    for (auto& m : o_.live.traffic.metrics)
+        if (o_.live.on && m.name == kThroughputMetric) return true;
+    return false;
+}
+
 std::string Run::length_plan() const {
     const TrialLengthOptions& t = vopts_.trial_length;
-    for (auto& m : o_.live.traffic.metrics)
-        if (o_.live.on && m.name == kThroughputMetric) return "one run of the command";
+    if (ends_with_the_command()) return "one run of the command";
     if (!t.adapt) return fmt::format("{:g} s", t.fixed_s);
     return fmt::format("{} pilot pairs of {:g} s, then {:g}..{:g} s chosen from their noise", kPilotPairs, t.pilot_s,
                        t.min_s, t.max_s);
@@ -379,7 +385,9 @@ ValidatorOutcome Run::verdict(const Validation& v) const {
     out.report = v.report();
     out.report.scenario = traffic_name();
     out.report.context = context_;
-    if (!vopts_.trial_length.adapt) out.report.context["trial_s"] = vopts_.trial_length.fixed_s;
+    // A live trial that ends with one run of the command has no fixed length to report.
+    if (ends_with_the_command()) out.report.trial_length.reset();
+    else if (!vopts_.trial_length.adapt) out.report.context["trial_s"] = vopts_.trial_length.fixed_s;
     if (!vopts_.trial_length.adapt && !o_.trial_s && !o_.live.on)
         out.report.notes.push_back(fmt::format("trial length fixed at {:g} s: the {} scenario publishes no running "
                                                "count to measure the noise inside a trial; --duration sets it",

@@ -91,6 +91,9 @@ TEST_F(LiveValidateHost, RfsOnTheUsersOwnServiceReachesADecidedVerdict) {
     }
     EXPECT_GT(criterion(v, "scenario.ops_per_s")->value("median_baseline", 0.0), 0) << v.dump(1);
     EXPECT_EQ(v["context"]["scenario_params"].value("name", ""), "live");
+    // Each trial was one run of the command, not a length hotline chose.
+    EXPECT_FALSE(v.contains("trial_length")) << v["trial_length"].dump();
+    EXPECT_FALSE(v["context"].contains("trial_s")) << v["context"].dump(1);
 }
 
 // Starts `validate --fix rfs --live` (its output in LOG) and returns its pid

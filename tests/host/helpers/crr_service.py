@@ -4,8 +4,13 @@
 close service and its clients.  On each CPU of the set the command was started
 on, a server process and a client process that talks to the next CPU's server
 (both ends of every connection on two CPUs of a two-CPU machine; all on one
-when a placement fix gives it one CPU).  Runs for the given seconds and prints
-`connections N` and `ops_per_s N`; exits 4 when a connection fails."""
+when a placement fix gives it one CPU).  The client closes first and the
+server closes on its end of file, so each connection's route is released on
+the server's CPU after the client's CPU used it: the handoffs per connection do
+not hang on how the CPUs' processes interleave (with the server closing first
+they did, and a loaded machine's scheduling took them under the rfs fix's
+precondition).  Runs for the given seconds and prints `connections N` and
+`ops_per_s N`; exits 4 when a connection fails."""
 import ctypes
 import os
 import signal
@@ -33,6 +38,7 @@ def serve(server):
         conn, _ = server.accept()
         recv_exactly(conn, len(REQUEST))
         conn.sendall(RESPONSE)
+        conn.recv(1)  # the client's end of file
         conn.close()
 
 
