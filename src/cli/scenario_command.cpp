@@ -38,6 +38,10 @@ void add_scenario_options(CLI::App* app, ScenarioArgs& a, bool with_duration) {
     app->add_option("--qperf-test", s.qperf_test,
                     fmt::format("tcp_lat or tcp_bw (default {}; read by: {})", s.qperf_test,
                                 scenarios_reading(kOptQperfTest)));
+    app->add_flag("--shared-listener", s.shared_listener,
+                  fmt::format("One listening socket every server accepts from, as a server without SO_REUSEPORT "
+                              "(read by: {})",
+                              scenarios_reading(kOptSharedListener)));
     app->add_option("--server-command", a.server_command, "Shell command to run in the server namespace (sh -c)");
 }
 

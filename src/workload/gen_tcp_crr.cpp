@@ -4,11 +4,16 @@
 // address (or, with per-CPU routes, one address pair per CPU).  N client/server
 // pairs per CPU, both ends on that CPU; the server closes first, so
 // TIME_WAIT stays on the server side and the client never runs out of
-// ephemeral ports.
+// ephemeral ports.  With a shared listener every server accepts from one
+// listening socket, as a server without SO_REUSEPORT does: a connection is
+// served on whichever CPU accepts it, and the listener is touched on all.
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
 #include <memory>
 
@@ -25,9 +30,32 @@ struct PairShape {
     std::size_t msg = 0;
 };
 
-void server(Crew& crew, const PairShape& s) {
+// The one listening socket of --shared-listener: opened by the first server
+// (in the server namespace), closed by the coordinator after every server left.
+struct SharedListener {
+    std::atomic<int> fd{-1};
+    ~SharedListener() {
+        if (fd >= 0) close(fd);
+    }
+};
+
+// Non-blocking: the servers poll it together and all but one find no connection.
+int open_shared_listener(SharedListener& shared, int port, std::string* err) {
+    int fd = listen_on("0.0.0.0", port, 1024, err);
+    if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+        *err = fmt::format("listener O_NONBLOCK: {}", std::strerror(errno));
+        close(fd);
+        return -1;
+    }
+    shared.fd = fd;
+    return fd;
+}
+
+void server(Crew& crew, const PairShape& s, SharedListener* shared) {
     std::string err;
-    int lfd = listen_on(s.server.addr, s.server.port, 128, &err);
+    int lfd = shared && shared->fd >= 0 ? shared->fd.load()
+              : shared                  ? open_shared_listener(*shared, s.server.port, &err)
+                                        : listen_on(s.server.addr, s.server.port, 128, &err);
     if (lfd < 0) return crew.fail("tcp-crr server: " + err);
     crew.listening++;
     std::vector<char> buf(s.msg, 's');
@@ -43,7 +71,7 @@ void server(Crew& crew, const PairShape& s) {
             break;
         }
     }
-    close(lfd);
+    if (!shared) close(lfd);
 }
 
 // Waits for the server's FIN, so the server side holds TIME_WAIT.
@@ -86,8 +114,9 @@ void client(Crew& crew, Counter* done, const PairShape& s) {
     if (!err.empty()) crew.fail("tcp-crr client: " + err);
 }
 
-// Servers first (they listen), then clients; true once every client is ready.
-bool start_pairs(GenEnv& env, Crew& crew, std::vector<std::unique_ptr<Counter>>& conns) {
+// Servers first (they listen; with a shared listener the first opens it), then
+// clients; true once every client is ready.
+bool start_pairs(GenEnv& env, Crew& crew, std::vector<std::unique_ptr<Counter>>& conns, SharedListener* shared) {
     const auto& o = env.opts;
     const int nflows = o.flows_per_cpu;
     const int pairs = int(o.cpus.size()) * nflows;
@@ -97,11 +126,14 @@ bool start_pairs(GenEnv& env, Crew& crew, std::vector<std::unique_ptr<Counter>>&
     auto shape = [&](int i) {
         int cpu = o.cpus[std::size_t(i / nflows)];
         auto own = o.per_cpu_routes ? env.net.cpu_server_addr(cpu) : std::nullopt;
-        return PairShape{{own.value_or(env.net.server_addr()), kCrrPortBase + i}, std::size_t(o.msg_size)};
+        return PairShape{{own.value_or(env.net.server_addr()), kCrrPortBase + (shared ? 0 : i)},
+                         std::size_t(o.msg_size)};
     };
-    for (int i = 0; i < pairs; ++i)
+    for (int i = 0; i < pairs; ++i) {
         crew.spawn(kReceiver, o.cpus[std::size_t(i / nflows)], env.net.server(),
-                   [&crew, s = shape(i)] { server(crew, s); });
+                   [&crew, s = shape(i), shared] { server(crew, s, shared); });
+        if (shared && i == 0 && !crew.wait_for(crew.listening, 1, "the shared listening socket")) return false;
+    }
     if (!crew.wait_for(crew.listening, pairs, "their listening sockets")) return false;
     for (int i = 0; i < pairs; ++i)
         crew.spawn(kSender, o.cpus[std::size_t(i / nflows)], env.net.client(),
@@ -112,10 +144,12 @@ bool start_pairs(GenEnv& env, Crew& crew, std::vector<std::unique_ptr<Counter>>&
 }  // namespace
 
 Result<ScenarioResult> run_tcp_crr(GenEnv& env) {
+    SharedListener listener;  // outlives the crew: its servers use the socket until they are joined
     Crew crew(env.stop);
     crew.count_net_faults = true;
     std::vector<std::unique_ptr<Counter>> conns;
-    if (!start_pairs(env, crew, conns)) return setup_aborted(env, crew, "tcp-crr");
+    if (!start_pairs(env, crew, conns, env.opts.shared_listener ? &listener : nullptr))
+        return setup_aborted(env, crew, "tcp-crr");
     crew.go = true;
     auto total = [&] {
         std::uint64_t s = 0;

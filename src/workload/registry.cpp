@@ -43,7 +43,7 @@ const std::vector<ScenarioDef>& scenario_registry() {
         {.name = "tcp-crr",
          .summary = "connect, request, response, close to one address (the 2023 dst false-sharing pattern); "
                     "connections/s, CPU",
-         .options = kOptFlowsPerCpu | kOptMsgSize,
+         .options = kOptFlowsPerCpu | kOptMsgSize | kOptSharedListener,
          .always_nodelay = true,
          .ops = OpsUnit::kConnections,
          .live_ops = true,

@@ -312,6 +312,7 @@ nlohmann::json Scenario::params() const {
     if (impl_->def->always_nodelay) p["nodelay"] = true;
     if (read & kOptNodelay) p["nodelay"] = o.nodelay;
     if (read & kOptQperfTest) p["qperf_test"] = o.qperf_test;
+    if (read & kOptSharedListener) p["shared_listener"] = o.shared_listener;
     if (!o.command.empty()) p["command"] = o.command;
     if (!o.server_command.empty()) p["server_command"] = o.server_command;
     return p;

@@ -2,7 +2,8 @@
 // `hotline discover` against ground truths this host can stage: a pipe between
 // two CPUs hands the reader's and writer's task_structs over at every wakeup,
 // the same pipe on one CPU does not; sockets each CPU keeps to itself are not
-// shared, connections served on the next CPU are.
+// shared, connections served on the next CPU are, and so is one listening
+// socket that servers on two CPUs accept from.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -110,6 +111,23 @@ TEST(DiscoverHost, SocketsKeptPerCpuAreNotSharedAndServedOnTheNextCpuAre) {
     // handoff (0.20-0.21 measured); served on its own CPU, none.
     EXPECT_GT(share(split), 0.1) << split.dump(1);
     EXPECT_LT(share(own), share(split) / 5) << own.dump(1);
+}
+
+// tcp-crr's pairs keep both ends on one CPU; with one listening socket for
+// every server, each handshake completes (sk_data_ready on the listener) on
+// its client's CPU, so the listener moves between the CPUs; with a listener
+// per pair no socket of the scenario does.
+TEST(DiscoverHost, OneListenerForEveryServerIsHandedOverAndOnePerPairIsNot) {
+    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: no handoff between CPUs to stage";
+    const std::string crr = "--types sock --sample 1 -d 2 --scenario tcp-crr --cpus 0,1";
+    auto shared = discover(crr + " --shared-listener");
+    auto per_pair = discover(crr);
+    std::uint64_t listener = hottest_handoffs(shared, "sock", 1);
+    std::uint64_t busiest = hottest_handoffs(per_pair, "sock", 1);
+    EXPECT_GE(listener, 10 * std::max<std::uint64_t>(busiest, 1))
+        << "the shared listener's handoffs against the busiest socket's with a listener per pair:\n"
+        << shared["types"].dump(1) << "\n" << per_pair["types"].dump(1);
 }
 
 TEST(DiscoverHost, ThePageRanksTheTypesAndListsTheirLines) {

@@ -144,6 +144,7 @@ struct ScenarioOptions {
     // set per run by begin_run.
     bool per_cpu_routes = false;
     bool nodelay = false;              // latency sweep: qperf leaves Nagle on, and so do we by default
+    bool shared_listener = false;      // one listening socket every server accepts from
     std::string qperf_test = "tcp_lat";
     std::vector<std::string> command;         // runs in the client namespace
     std::vector<std::string> server_command;  // runs in the server namespace (exec scenario)
@@ -167,8 +168,9 @@ enum ShapeOption : unsigned {
     kOptSockbuf = 1u << 3,      // --sockbuf
     kOptNodelay = 1u << 4,      // --nodelay
     kOptQperfTest = 1u << 5,    // --qperf-test
+    kOptSharedListener = 1u << 6,  // --shared-listener
 };
-inline constexpr unsigned kAllShapeOptions = (1u << 6) - 1;
+inline constexpr unsigned kAllShapeOptions = (1u << 7) - 1;
 
 // One operation of a scenario: the unit of validate's scenario.ops_per_s and
 // of record's per-interval operation counts.

@@ -50,6 +50,7 @@ void check_discover_nodes(Checks& c, const fs::path& dir) {
     auto split = load_json(c, r, "split.json"), own = load_json(c, r, "own.json");
     if (!crr || !crr0 || !split || !own) return;
     expect_crosses(c, *crr, *crr0, "dst_entry", "tcp-crr on both nodes (fentry on dst_release)");
+    expect_crosses(c, *crr, *crr0, "sock", "tcp-crr on both nodes, one listening socket");
     expect_crosses(c, *split, *own, "sock", "connections served on the other node (churn-split on CPUs 0 and 2)");
 }
 
