@@ -31,11 +31,17 @@ struct PairShape {
 };
 
 // The one listening socket of --shared-listener: opened by the first server
-// (in the server namespace), closed by the coordinator after every server left.
+// (in the server namespace) and closed by the last one to leave, on its own
+// CPU: closing it resets the connections still queued on it, and their
+// routes and sockets must not be touched outside the scenario's CPUs.
 struct SharedListener {
     std::atomic<int> fd{-1};
+    std::atomic<int> servers{0};
     ~SharedListener() {
-        if (fd >= 0) close(fd);
+        if (fd >= 0) close(fd);  // a setup that failed before any server left
+    }
+    void leave() {
+        if (--servers == 0) close(fd.exchange(-1));
     }
 };
 
@@ -57,6 +63,7 @@ void server(Crew& crew, const PairShape& s, SharedListener* shared) {
               : shared                  ? open_shared_listener(*shared, s.server.port, &err)
                                         : listen_on(s.server.addr, s.server.port, 128, &err);
     if (lfd < 0) return crew.fail("tcp-crr server: " + err);
+    if (shared) shared->servers++;
     crew.listening++;
     std::vector<char> buf(s.msg, 's');
     while (!crew.stopping()) {
@@ -71,7 +78,8 @@ void server(Crew& crew, const PairShape& s, SharedListener* shared) {
             break;
         }
     }
-    if (!shared) close(lfd);
+    if (shared) shared->leave();
+    else close(lfd);
 }
 
 // Waits for the server's FIN, so the server side holds TIME_WAIT.
