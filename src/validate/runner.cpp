@@ -243,11 +243,7 @@ std::optional<std::string> Run::open(const KernelInfo& kernel, const Topology& t
     return std::nullopt;
 }
 
-bool Run::ends_with_the_command() const {
-    for (auto& m : o_.live.traffic.metrics)
-        if (o_.live.on && m.name == kThroughputMetric) return true;
-    return false;
-}
+bool Run::ends_with_the_command() const { return o_.live.on && o_.live.traffic.reads_throughput(); }
 
 std::string Run::length_plan() const {
     const TrialLengthOptions& t = vopts_.trial_length;

@@ -40,30 +40,33 @@ struct SharedListener {
     ~SharedListener() {
         if (fd >= 0) close(fd);  // a setup that failed before any server left
     }
+    // The socket for one more server; the first opens it.
+    int join(int port, std::string* err) {
+        int f = fd >= 0 ? fd.load() : open_socket(port, err);
+        if (f >= 0) ++servers;
+        return f;
+    }
     void leave() {
         if (--servers == 0) close(fd.exchange(-1));
     }
-};
 
-// Non-blocking: the servers poll it together and all but one find no connection.
-int open_shared_listener(SharedListener& shared, int port, std::string* err) {
-    int fd = listen_on("0.0.0.0", port, 1024, err);
-    if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
-        *err = fmt::format("listener O_NONBLOCK: {}", std::strerror(errno));
-        close(fd);
-        return -1;
+private:
+    // Non-blocking: the servers poll it together and all but one find no connection.
+    int open_socket(int port, std::string* err) {
+        int f = listen_on("0.0.0.0", port, 1024, err);
+        if (f >= 0 && fcntl(f, F_SETFL, fcntl(f, F_GETFL) | O_NONBLOCK) != 0) {
+            *err = fmt::format("listener O_NONBLOCK: {}", std::strerror(errno));
+            close(f);
+            return -1;
+        }
+        return fd = f;
     }
-    shared.fd = fd;
-    return fd;
-}
+};
 
 void server(Crew& crew, const PairShape& s, SharedListener* shared) {
     std::string err;
-    int lfd = shared && shared->fd >= 0 ? shared->fd.load()
-              : shared                  ? open_shared_listener(*shared, s.server.port, &err)
-                                        : listen_on(s.server.addr, s.server.port, 128, &err);
+    int lfd = shared ? shared->join(s.server.port, &err) : listen_on(s.server.addr, s.server.port, 128, &err);
     if (lfd < 0) return crew.fail("tcp-crr server: " + err);
-    if (shared) shared->servers++;
     crew.listening++;
     std::vector<char> buf(s.msg, 's');
     while (!crew.stopping()) {

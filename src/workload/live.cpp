@@ -259,8 +259,8 @@ Status LiveTraffic::finish_run() {
     return ok_status();
 }
 
-bool LiveTraffic::has_throughput_metric() const {
-    for (auto& m : opts_.metrics)
+bool LiveOptions::reads_throughput() const {
+    for (auto& m : metrics)
         if (m.name == kThroughputMetric) return true;
     return false;
 }
@@ -295,7 +295,7 @@ bool LiveTraffic::done() {
             failed_ = st.error();
             return true;
         }
-    if (has_throughput_metric() || elapsed >= length_s_) return true;
+    if (opts_.reads_throughput() || elapsed >= length_s_) return true;
     if (auto st = start_run(); !st) {
         failed_ = st.error();
         return true;
@@ -315,7 +315,7 @@ Result<LiveRun> LiveTraffic::end() {
         auto ops = read_host_ops(opts_.observe_unit, opts_.proc_root);
         if (!ops) return ops.error();
         current_.ops = double(*ops - std::min(*ops, ops_before_));
-    } else if (!has_throughput_metric()) {
+    } else if (!opts_.reads_throughput()) {
         current_.ops = current_.runs;
     } else {
         // The metric is the command's rate over its own run, not over the
@@ -334,7 +334,7 @@ std::string LiveTraffic::ops_source() const {
         case HostOpsUnit::kSegments: return "TCP segments received on this host (/proc/net/snmp InSegs)";
         case HostOpsUnit::kPackets: return "packets received by this host's devices (/proc/net/dev)";
         }
-    if (has_throughput_metric()) return "the command's ops_per_s output metric";
+    if (opts_.reads_throughput()) return "the command's ops_per_s output metric";
     return "runs of the command";
 }
 

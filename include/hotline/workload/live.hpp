@@ -53,6 +53,8 @@ struct LiveOptions {
     std::vector<OutputMetric> metrics;  // read from each run's output
     HostOpsUnit observe_unit = HostOpsUnit::kConnections;
     std::string proc_root = "/proc";
+    // The command prints its own throughput: a trial is one run of it.
+    bool reads_throughput() const;
 };
 
 // One trial's numbers.
@@ -97,7 +99,6 @@ private:
     explicit LiveTraffic(LiveOptions o);
     Status start_run();
     Status finish_run();  // after the run exited: its status and metrics
-    bool has_throughput_metric() const;
     LiveOptions opts_;
     std::unique_ptr<Run> run_;
     std::vector<int> cpus_;
