@@ -79,7 +79,7 @@ bool is_exit(const std::string& prog) { return prog == "hl_fexit" || prog == "hl
 struct EmptyProbe {
     std::unique_ptr<LoadedObject> obj;
     std::string prog;
-    ProgRunStats at_start;
+    ProgRunStats at_start, at_end;
     ProgRunStats now() const { return prog_run_stats(obj->obj(), prog.c_str()).value_or(ProgRunStats{}); }
 };
 
@@ -215,9 +215,9 @@ CostRow make_row(const ProgCost& c, const std::string& ap, const std::map<std::s
     row.attach = ap;
     if (const TargetPlan* tp = s.count->plan().find(c.target)) row.mechanism = tp->mechanism;
     if (auto it = empties.find(ap); it != empties.end()) {
-        ProgRunStats now = it->second.now(), then = it->second.at_start;
+        const ProgRunStats &end = it->second.at_end, &start = it->second.at_start;
         row.variants.push_back(
-            {"empty", it->second.prog, now.run_cnt - then.run_cnt, now.run_time_ns - then.run_time_ns});
+            {"empty", it->second.prog, end.run_cnt - start.run_cnt, end.run_time_ns - start.run_time_ns});
     }
     row.variants.push_back({"count", c.program, c.run_cnt, c.run_time_ns});
     const TargetPlan* ltp = s.latency->plan().find(c.target);
@@ -229,7 +229,10 @@ CostRow make_row(const ProgCost& c, const std::string& ap, const std::map<std::s
     return row;
 }
 
-// Runs `work` between two reads of every variant session and empty program.
+// Runs `work` between two reads of every variant session and empty program,
+// both in the same order: each program's window then starts and ends at the
+// same place in the sequence, and every variant sees the calls the empty one
+// saw (a slow guest's reads take long enough to miss or add calls otherwise).
 Result<VariantDeltas> measure(const VariantSessions& s, std::map<std::string, EmptyProbe>& empties,
                               const std::function<Status()>& work, double* seconds) {
     for (auto& [ap, e] : empties) e.at_start = e.now();
@@ -237,6 +240,7 @@ Result<VariantDeltas> measure(const VariantSessions& s, std::map<std::string, Em
     if (!c0 || !l0 || !h0) return make_error("reading run statistics", EIO);
     double t0 = monotonic_seconds();
     if (auto st = work(); !st) return st.error();
+    for (auto& [ap, e] : empties) e.at_end = e.now();
     auto c1 = s.count->read(), l1 = s.latency->read(), h1 = s.handoff->read();
     if (!c1 || !l1 || !h1) return make_error("reading run statistics", EIO);
     *seconds = monotonic_seconds() - t0;
