@@ -335,9 +335,19 @@ std::string arm_points(const CriterionChart& c, double x0, double x1, double top
         double med = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
         o += fmt::format("<line class=\"median\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>\n", coord(cx - col * 0.4),
                          coord(cx + col * 0.4), coord(y(med)), coord(y(med)));
-        o += text(cx + col * 0.42, y(med) + 4, "median " + human(med), "start", "value");
+        // Under the arm's name, not beside its points: there it ran into the other arm's.
+        o += text(cx, bottom + 30, "median " + human(med), "middle", "value");
     }
     return o;
+}
+
+// Where a label of `s` centred near x stays within [x0, x1] (11 px text is at
+// most ~6.5 px a character): a centred label at an axis end ran into the
+// neighbouring panel.
+double centred_within(double x, const std::string& s, double x0, double x1) {
+    double half = 3.25 * double(s.size());
+    if (x1 - x0 < 2 * half) return (x0 + x1) / 2;
+    return std::clamp(x, x0 + half, x1 - half);
 }
 
 // The ratio's interval on a horizontal axis with the threshold and 1 (no change).
@@ -357,7 +367,8 @@ std::string ratio_panel(const CriterionChart& c, double x0, double x1, double yy
                          coord(yy - 30), coord(std::max(gw, 0.0)));
         o += fmt::format("<line class=\"threshold\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\"/>\n", coord(tx),
                          coord(yy - 34), coord(yy + 30));
-        o += text(tx, yy - 38, "threshold " + human(c.threshold), "middle", "tick");
+        std::string label = "threshold " + human(c.threshold);
+        o += text(centred_within(tx, label, x0, x1), yy - 38, label, "middle", "tick");
     }
     o += fmt::format("<line class=\"unity\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\"/>\n", coord(x(1)),
                      coord(yy - 20), coord(yy + 30));
@@ -367,8 +378,8 @@ std::string ratio_panel(const CriterionChart& c, double x0, double x1, double yy
     if (std::isfinite(c.ratio->estimate))
         o += fmt::format("<circle class=\"estimate\" cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>\n",
                          coord(x(c.ratio->estimate)), coord(yy), verdict_colour(c.verdict));
-    return o + text(x(c.ratio->estimate), yy - 10, human(c.ratio->estimate) + " [" + human(c.ratio->low) + ", " +
-                    human(c.ratio->high) + "]", "middle", "value");
+    std::string label = human(c.ratio->estimate) + " [" + human(c.ratio->low) + ", " + human(c.ratio->high) + "]";
+    return o + text(centred_within(x(c.ratio->estimate), label, x0, x1), yy - 10, label, "middle", "value");
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <map>
 
 #include "discover_html.hpp"
+#include "html_parts.hpp"
+#include "verdict_html.hpp"
 #include "hotline/report/charts.hpp"
 #include "hotline/report/document_bounds.hpp"
 #include "hotline/report/finding_output.hpp"
@@ -23,31 +25,7 @@ namespace {
 
 using nlohmann::json;
 namespace ch = charts;
-
-std::string esc(const std::string& s) { return xml_escape(s); }
-
-// Reading saved JSON defensively: a missing or mistyped member is "absent".
-double num(const json& j, const char* key) {
-    if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return NAN;
-    return j[key].get<double>();
-}
-std::string str(const json& j, const char* key) {
-    if (!j.is_object() || !j.contains(key)) return "";
-    const json& v = j[key];
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_null()) return "";
-    return v.dump();
-}
-const json& member(const json& j, const char* key) {
-    static const json kNull;
-    return j.is_object() && j.contains(key) ? j[key] : kNull;
-}
-std::vector<double> numbers(const json& arr) {
-    std::vector<double> v;
-    if (arr.is_array())
-        for (auto& x : arr) v.push_back(x.is_number() ? x.get<double>() : NAN);
-    return v;
-}
+using namespace html;
 
 constexpr const char* kStyle = R"(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#111;background:#fff;margin:0 auto;max-width:1100px;padding:16px 24px}
@@ -289,26 +267,6 @@ std::string handoff_heatmaps(const json& d) {
     return "<h2>Object handoffs</h2>\n<div class=\"side\">\n" + o + "</div>\n";
 }
 
-ch::CacheLine cache_line_of(const json& l, const std::string& kernel) {
-    ch::CacheLine c;
-    std::string type = str(l, "type");
-    c.title = fmt::format("{} refcount line{}", type, kernel.empty() ? "" : " on " + kernel);
-    c.line_start = long(std::isfinite(num(l, "line_start")) ? num(l, "line_start") : 0);
-    c.anchor = str(l, "anchor");
-    for (auto& f : member(l, "shares_line"))
-        if (f.is_string()) c.flagged.push_back(f.get<std::string>());
-    std::string flagged;
-    for (auto& f : c.flagged) flagged += (flagged.empty() ? "" : ", ") + f;
-    c.desc = fmt::format("Bytes {}..{} of struct {} ({}): the refcount {} at offset {} shares the line with {}.",
-                         c.line_start, c.line_start + 63, type, kernel.empty() ? "this kernel" : kernel, c.anchor,
-                         str(l, "anchor_offset"), flagged.empty() ? "no watched field" : flagged);
-    for (auto& f : member(l, "fields_on_line")) {
-        double off = num(f, "offset"), size = num(f, "size");
-        if (std::isfinite(off) && std::isfinite(size)) c.fields.push_back({str(f, "field"), long(off), long(size)});
-    }
-    return c;
-}
-
 std::string layouts_section(const json& d) {
     const json& ls = member(member(d, "analysis"), "layouts");
     if (!ls.is_array() || ls.empty()) return "";
@@ -481,7 +439,7 @@ std::string verdict_body(const HtmlInput& in) {
     const json& cs = member(v, "criteria");
     if (!cs.is_array() || cs.empty()) o += "<p>No criterion was judged.</p>\n";
     for (auto& c : cs) o += criterion_figure(c, member(v, "trials"));
-    return o + layouts_side_by_side(in) + findings_section(v) + notes_list(v);
+    return o + contention_section(v) + layouts_side_by_side(in) + findings_section(v) + notes_list(v);
 }
 
 std::string diagnosis_body(const HtmlInput& in) {

@@ -137,6 +137,22 @@ nlohmann::json trial_length_json(const TrialLengthChoice& c) {
     return j;
 }
 
+nlohmann::json arm_json(const ArmHandoffs& a) {
+    return {{"trials", a.trials}, {"ops", jnum(a.ops)}, {"handoffs", jnum(a.total())},
+            {"handoffs_by_cpu", a.by_cpu}, {"node_matrix", a.by_node}};
+}
+
+// Only when the trials tracked an object, so other verdicts keep their shape.
+void put_contention(nlohmann::json& j, const VerdictReport& r) {
+    if (r.contention.empty()) return;
+    auto& cj = j["contention"] = nlohmann::json::array();
+    for (auto& c : r.contention)
+        cj.push_back({{"target", c.target}, {"type", c.object_type}, {"sample", c.sample},
+                      {"baseline", arm_json(c.baseline)}, {"fix", arm_json(c.fix)}});
+    auto& lj = j["layouts"] = nlohmann::json::array();
+    for (auto& l : r.layouts) lj.push_back(to_json(l));
+}
+
 }  // namespace
 
 nlohmann::json verdict_to_json(const VerdictReport& r) {
@@ -222,6 +238,7 @@ nlohmann::json verdict_to_json(const VerdictReport& r) {
         tj.push_back(std::move(e));
     }
     if (r.trial_length) j["trial_length"] = trial_length_json(*r.trial_length);
+    put_contention(j, r);
     j["notes"] = r.notes;
     j["context"] = r.context;
     return j;

@@ -119,6 +119,8 @@ private:
     ValidatorOutcome interrupted(const Validation& v, int sig);
     // The trials so far with what the run noted on the way (repeated trials among them).
     VerdictReport report_so_far(const Validation& v) const;
+    // What the counted trials saw of the tracked objects, and their types' layouts.
+    void add_contention(VerdictReport& r) const;
     ValidatorOutcome verdict(const Validation& v) const;
 
     const ValidatorOptions& o_;
@@ -129,6 +131,7 @@ private:
     ShutdownSignals& signals_;
     const ProgressFn& progress_;
     std::vector<std::string> notes_;
+    std::vector<ObjectContention> contention_;  // summed per arm over the counted trials
     int workload_errors_ = 0;
     double trials_started_s_ = 0;  // monotonic, when the first trial began
     FsKnobIo io_;
@@ -348,7 +351,9 @@ std::optional<ValidatorOutcome> Run::run_trial(Validation& v, Arm arm, int trial
         finish_scenario();
         return error_outcome(report_so_far(v), b.error().message());
     }
-    Trial t{arm, trial_metrics(delta(*a, *b), *res), ""};
+    Interval iv = delta(*a, *b);
+    add_trial_contention(contention_, arm, iv, res->ops);
+    Trial t{arm, trial_metrics(iv, *res), ""};
     t.length_s = length;
     t.wall_s = monotonic_seconds() - started;
     if (vopts_.trial_length.adapt) t.within_noise = within_trial_noise(counts, kNoiseWindowS);
@@ -364,6 +369,7 @@ VerdictReport Run::report_so_far(const Validation& v) const {
     r.scenario = traffic_name();
     r.context = context_;
     r.notes = notes_;
+    add_contention(r);
     return r;
 }
 
@@ -376,11 +382,21 @@ ValidatorOutcome Run::interrupted(const Validation& v, int sig) {
                                                    sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal"));
 }
 
+void Run::add_contention(VerdictReport& r) const {
+    r.contention = contention_;
+    if (!session_) return;
+    for (const LineLayout& l : session_->info().layouts)
+        if (std::any_of(contention_.begin(), contention_.end(),
+                        [&](const ObjectContention& c) { return c.object_type == l.type; }))
+            r.layouts.push_back(l);
+}
+
 ValidatorOutcome Run::verdict(const Validation& v) const {
     ValidatorOutcome out;
     out.report = v.report();
     out.report.scenario = traffic_name();
     out.report.context = context_;
+    add_contention(out.report);
     // A live trial that ends with one run of the command has no fixed length to report.
     if (ends_with_the_command()) out.report.trial_length.reset();
     else if (!vopts_.trial_length.adapt) out.report.context["trial_s"] = vopts_.trial_length.fixed_s;

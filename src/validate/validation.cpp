@@ -167,6 +167,15 @@ SequentialJudgement judge_sequential(const Criterion& c, const Picked& p, const 
     return j;
 }
 
+// An interval's ends ("CS" or "CI"): few pairs of noisy trials, or a zero
+// baseline, leave it unbounded, which reads better as words than as infinities.
+std::string interval_text(const RatioCi& ci, const char* kind) {
+    auto end = [](double v) { return std::isfinite(v) ? fmt_ratio(v) : std::string("unbounded"); };
+    if (!std::isfinite(ci.low) && !std::isfinite(ci.high))
+        return fmt::format("{:.0f}% {} not bounded yet", ci.confidence * 100, kind);
+    return fmt::format("{:.0f}% {} {}..{}", ci.confidence * 100, kind, end(ci.low), end(ci.high));
+}
+
 void judge_sequential_criterion(const Criterion& c, const SequentialJudgement& j, const ValidateOptions& opts,
                                 CriterionResult& r) {
     r.ratio = j.ci;
@@ -175,8 +184,7 @@ void judge_sequential_criterion(const Criterion& c, const SequentialJudgement& j
     r.e_value = j.e_value;
     r.pilot_e_value = j.pilot_e_value;
     const std::string side = c.better == Better::kLower ? "<=" : ">=";
-    std::string est = fmt::format("ratio of means {} ({:.0f}% CS {}..{})", fmt_ratio(j.ci.ratio),
-                                  opts.confidence * 100, fmt_ratio(j.ci.low), fmt_ratio(j.ci.high));
+    std::string est = fmt::format("ratio of means {} ({})", fmt_ratio(j.ci.ratio), interval_text(j.ci, "CS"));
     const double bar = 1 / (1 - opts.confidence);
     const std::string e = j.pilot_e_value ? fmt::format("e-value {}, the pilot's {} included", fmt_ratio(j.e_value),
                                                         fmt_ratio(*j.pilot_e_value))
@@ -275,9 +283,7 @@ CriterionResult evaluate_criterion(const Criterion& c, const std::vector<Trial>&
     }
     const RatioCi& ci = *r.ratio;
     std::string est = c.exact ? fmt::format("ratio {}", fmt_ratio(ci.ratio))
-                              : fmt::format("ratio {} ({:.0f}% {} {}..{})", fmt_ratio(ci.ratio),
-                                            ci.confidence * 100, sequential ? "CS" : "CI", fmt_ratio(ci.low),
-                                            fmt_ratio(ci.high));
+                              : fmt::format("ratio {} ({})", fmt_ratio(ci.ratio), interval_text(ci, sequential ? "CS" : "CI"));
     if (!c.required()) {
         r.reason = est;
         return r;

@@ -67,6 +67,40 @@ TEST(SocketRouteHost, ConnectionsOnOneCpuHandNothing) {
     EXPECT_LE(upper_median(v), kOneCpuCeiling) << ::testing::PrintToString(v);
 }
 
+namespace {
+
+// The verdict's contention (what its page draws) holds the same handoffs as
+// the trials' metric: each arm's handoffs per operation over all its trials
+// lie within its trials' values, per CPU and per node pair alike.
+void expect_contention_agrees_with_trials(const nlohmann::json& j, const std::vector<double>& base,
+                                          const std::vector<double>& fix) {
+    ASSERT_TRUE(j.contains("contention")) << j.dump(1);
+    ASSERT_EQ(j["contention"].size(), 1u) << j["contention"].dump(1);
+    const auto& c = j["contention"][0];
+    EXPECT_EQ(c.value("type", ""), "dst_entry");
+    const std::pair<const char*, const std::vector<double>*> arms[] = {{"baseline", &base}, {"fix", &fix}};
+    for (auto& [arm, values] : arms) {
+        const auto& a = c[arm];
+        double handoffs = a.value("handoffs", -1.0), ops = a.value("ops", 0.0), by_cpu = 0, by_node = 0;
+        for (auto& v : a["handoffs_by_cpu"]) by_cpu += v.get<double>();
+        for (auto& row : a["node_matrix"])
+            for (auto& v : row) by_node += v.get<double>();
+        EXPECT_EQ(a.value("trials", 0), int(values->size())) << arm;
+        EXPECT_DOUBLE_EQ(by_cpu, handoffs) << arm;
+        EXPECT_DOUBLE_EQ(by_node, handoffs) << arm;
+        ASSERT_GT(ops, 0) << arm;
+        double lo = *std::min_element(values->begin(), values->end());
+        double hi = *std::max_element(values->begin(), values->end());
+        EXPECT_GE(handoffs / ops, lo * 0.999) << arm;
+        EXPECT_LE(handoffs / ops, hi * 1.001 + 1e-9) << arm;
+    }
+    bool layout = false;
+    for (auto& l : j.value("layouts", nlohmann::json::array())) layout |= l.value("type", "") == "dst_entry";
+    EXPECT_TRUE(layout) << "the verdict carries dst_entry's layout";
+}
+
+}  // namespace
+
 // The placement fix on a scenario already confined to one CPU has nothing to
 // remove: NOT-APPLICABLE (exit 3) within 3 baseline trials, no fix trial, and
 // the numbers in the reason and the JSON.
@@ -105,4 +139,5 @@ TEST(SocketRouteHost, CpuLocalRemovesTheHandoffsOnTwoCpus) {
     EXPECT_GT(upper_median(base), kTwoCpuFloor) << ::testing::PrintToString(base);
     for (double f : fix) EXPECT_LE(f, 0.05 * upper_median(base)) << ::testing::PrintToString(fix);
     EXPECT_EQ(j["context"]["scenario_params"].value("fix_per_cpu_routes", false), true);
+    expect_contention_agrees_with_trials(j, base, fix);
 }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "hotline/report/charts.hpp"
 #include "files.hpp"
@@ -26,6 +27,50 @@ void expect_clean(const std::string& svg) {
     EXPECT_EQ(count(svg, "</figure>"), 1u);
     EXPECT_EQ(count(svg, "<title>"), count(svg, "</title>"));
     EXPECT_NE(svg.find("<desc>"), std::string::npos) << "every chart has a text alternative";
+}
+
+// The boxes a reader sees: each <text> (11 px, at most 6.5 px a character,
+// placed by its anchor) and each trial point.
+struct Box {
+    double x0, y0, x1, y1;
+    std::string what;
+};
+bool overlap(const Box& a, const Box& b) { return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1; }
+
+std::vector<Box> text_boxes(const std::string& svg) {
+    std::vector<Box> boxes;
+    std::regex re(R"re(<text class="([^"]*)" x="([-0-9.]+)" y="([-0-9.]+)" text-anchor="(\w+)">([^<]*)</text>)re");
+    for (std::sregex_iterator it(svg.begin(), svg.end(), re), end; it != end; ++it) {
+        const std::smatch& m = *it;
+        if (m[1] == "verdict") continue;  // the panel's title, drawn above everything
+        double x = std::stod(m[2]), y = std::stod(m[3]), w = 6.5 * double(m[5].length());
+        double left = m[4] == "middle" ? x - w / 2 : m[4] == "end" ? x - w : x;
+        boxes.push_back({left, y - 9, left + w, y + 2, m[5]});
+    }
+    return boxes;
+}
+
+std::vector<Box> point_boxes(const std::string& svg) {
+    std::vector<Box> boxes;
+    std::regex re(R"re(<circle class="mark trial \w+" cx="([-0-9.]+)" cy="([-0-9.]+)" r="([0-9.]+)")re");
+    for (std::sregex_iterator it(svg.begin(), svg.end(), re), end; it != end; ++it) {
+        double x = std::stod((*it)[1]), y = std::stod((*it)[2]), r = std::stod((*it)[3]);
+        boxes.push_back({x - r, y - r, x + r, y + r, "trial point"});
+    }
+    return boxes;
+}
+
+// No label over another label or a trial point, nor across the gap between
+// the trials' panel (x <= 300) and the ratio's (x >= 360).
+void expect_no_overlap(const std::string& svg) {
+    auto texts = text_boxes(svg), points = point_boxes(svg);
+    ASSERT_FALSE(texts.empty());
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+        EXPECT_FALSE(texts[i].x0 < 330 && texts[i].x1 > 330) << "'" << texts[i].what << "' crosses into the other panel";
+        for (std::size_t j = i + 1; j < texts.size(); ++j)
+            EXPECT_FALSE(overlap(texts[i], texts[j])) << "'" << texts[i].what << "' over '" << texts[j].what << "'";
+        for (auto& p : points) EXPECT_FALSE(overlap(texts[i], p)) << "'" << texts[i].what << "' over a trial point";
+    }
 }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -174,6 +219,19 @@ TEST(Charts, CriterionPointsMediansIntervalAndVerdict) {
     EXPECT_EQ(count(svg, "class=\"threshold\""), 1u);
     EXPECT_NE(svg.find(">FAIL</text>"), std::string::npos);
     EXPECT_NE(svg.find("threshold 0.5"), std::string::npos);
+}
+
+// The verdict pages of the fixtures: medians of close arms, an estimate at the
+// axis's left end, a threshold near its right end.
+TEST(Charts, CriterionLabelsDoNotOverlap) {
+    expect_no_overlap(ch::criterion_chart({"ops", "d", "INFO", {890, 820, 950}, {880, 935, 1040},
+                                           ch::RatioInterval{1.05, 0.944, 1.27}, 1, false}));
+    expect_no_overlap(ch::criterion_chart({"cross-node", "d", "PASS", {1.28, 1.02, 1.06}, {0, 0.0022, 0.003},
+                                           ch::RatioInterval{0.00212, 0, 0.00313}, 0.5, true}));
+    expect_no_overlap(ch::criterion_chart({"cpu", "d", "PASS", {4370, 4800, 4150}, {2200, 2107, 1900},
+                                           ch::RatioInterval{0.482, 0.397, 0.532}, 1.1, true}));
+    expect_no_overlap(ch::criterion_chart({"one each", "d", "FAIL", {5}, {5.1},
+                                           ch::RatioInterval{1.02, 1.0, 1.04}, 0.5, true}));
 }
 
 TEST(Charts, CriterionWithoutTrialsOrInterval) {

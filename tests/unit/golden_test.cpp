@@ -261,21 +261,6 @@ Snapshot snapshot(int step) {
     return s;
 }
 
-LineLayout dst_layout() {
-    LineLayout l;
-    l.type = "dst_entry";
-    l.container = "rtable";
-    l.type_size = 112;
-    l.anchor = "__refcnt";
-    l.anchor_offset = 64;
-    l.line_start = 64;
-    l.on_line = {{"dst_entry.__refcnt", 64, 4}, {"dst_entry.__use", 68, 4}, {"dst_entry.lastuse", 72, 8},
-                 {"dst_entry.lwtstate", 80, 8}, {"rtable.rt_genid", 112, 4}};
-    l.flagged = {"lwtstate", "rt_genid", "__use"};
-    l.clear = {"obsolete"};
-    return l;
-}
-
 // ============================================================ recording
 
 nlohmann::json recording_analysis(const std::vector<Interval>& ivs) {

@@ -17,6 +17,7 @@
 
 #include "files.hpp"
 #include "hotline/fix/fix.hpp"
+#include "hotline/model/layout.hpp"
 
 namespace golden {
 
@@ -140,6 +141,22 @@ inline const FixDef& builtin_fix(const std::string& name) {
     const FixDef* f = catalog().find(name);
     if (!f) throw std::runtime_error("no builtin fix " + name);
     return *f;
+}
+
+// dst_entry on the golden kernel: the refcount line with a read-mostly field on it.
+inline LineLayout dst_layout() {
+    LineLayout l;
+    l.type = "dst_entry";
+    l.container = "rtable";
+    l.type_size = 112;
+    l.anchor = "__refcnt";
+    l.anchor_offset = 64;
+    l.line_start = 64;
+    l.on_line = {{"dst_entry.__refcnt", 64, 4}, {"dst_entry.__use", 68, 4}, {"dst_entry.lastuse", 72, 8},
+                 {"dst_entry.lwtstate", 80, 8}, {"rtable.rt_genid", 112, 4}};
+    l.flagged = {"lwtstate", "rt_genid", "__use"};
+    l.clear = {"obsolete"};
+    return l;
 }
 
 }  // namespace golden

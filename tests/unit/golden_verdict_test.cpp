@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "golden_util.hpp"
+#include "hotline/model/contention.hpp"
 #include "hotline/fix/fix.hpp"
 #include "hotline/report/fix_output.hpp"
 #include "hotline/report/verdict_output.hpp"
@@ -92,17 +93,47 @@ VerdictReport mixed_report() {
     return r;
 }
 
+// What a trial's session saw of dst_entry on 4 CPUs of 2 nodes: the baseline
+// hands routes between every CPU, the fix keeps them on node 0's CPUs.
+Interval trial_interval(Arm arm, int i) {
+    Interval iv;
+    TargetCounters t;
+    t.target = "dst_release";
+    t.object_type = "dst_entry";
+    t.has_handoffs = true;
+    HandoffCounters& h = t.handoffs;
+    std::uint64_t k = 100 + 10 * std::uint64_t(i);
+    if (arm == Arm::kBaseline) {
+        h.cross_cpu = {k, k + 1, k + 2, k + 3};
+        h.cross_node = {k, k, k, k};
+        h.matrix = {{2 * k + 1, 2 * k}, {2 * k, 2 * k + 5}};
+    } else {
+        h.cross_cpu = {k / 10, k / 10, 0, 0};
+        h.cross_node = {0, 0, 0, 0};
+        h.matrix = {{2 * (k / 10), 0}, {0, 0}};
+    }
+    TargetCounters untracked;  // no handoff tracking: not in the contention
+    untracked.target = "tcp_prequeue";
+    iv.d.targets.push_back(t);
+    iv.d.targets.push_back(untracked);
+    return iv;
+}
+
 // Through the ABAB loop: every criterion decided, so it stops with a note.
 VerdictReport pass_report() {
     std::vector<Criterion> crit = {mixed_criteria()[0], mixed_criteria()[3], mixed_criteria()[5]};
     Validation v("tcp-low-latency", crit, golden_options());
+    std::vector<ObjectContention> contention;
     for (int i = 0; !v.finished(); ++i) {
         Trial t = mixed_trial(i);
         EXPECT_EQ(t.arm, v.next_arm());
+        add_trial_contention(contention, t.arm, trial_interval(t.arm, i), 1000 + 10 * i);
         v.add_trial(std::move(t));
     }
     VerdictReport r = v.report();
     r.scenario = "dst-refcount";
+    r.contention = std::move(contention);
+    r.layouts = {dst_layout()};
     return r;
 }
 

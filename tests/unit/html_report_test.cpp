@@ -119,6 +119,33 @@ TEST(HtmlReport, VerdictTrials) {
     EXPECT_NE(page->find("class=\"verdict FAIL\""), std::string::npos);
 }
 
+// What was contended and what the fix changed: the arms' handoffs by CPU in one
+// heatmap and by node pair in another, then the object's layout.
+TEST(HtmlReport, VerdictShowsWhatWasContended) {
+    auto doc = golden_document("verdict_pass.json");
+    ASSERT_TRUE(doc.contains("contention")) << "the golden verdict carries its trials' handoffs";
+    auto page = render_html(HtmlInput{doc, "", {}, {}});
+    ASSERT_TRUE(page) << page.error().message();
+    expect_self_contained(*page);
+    EXPECT_NE(page->find("What was contended, and what the fix changed"), std::string::npos);
+    EXPECT_NE(page->find("Handoffs per operation by CPU: dst_entry (dst_release)"), std::string::npos);
+    EXPECT_NE(page->find("Handoffs per operation between nodes: dst_entry (dst_release)"), std::string::npos);
+    EXPECT_EQ(count(*page, "data-chart=\"heatmap\""), 2u);
+    EXPECT_EQ(marks_in(*page, "heatmap"), 2u * 4u + 4u * 2u) << "2 arms x 4 CPUs, then 2 arms x 2 nodes x 2 nodes";
+    EXPECT_EQ(count(*page, "data-chart=\"cacheline\""), 1u);
+    EXPECT_NE(page->find("lwtstate"), std::string::npos) << "the field sharing the refcount's line";
+    // Each CPU cell says its handoffs per operation: the fix arm's CPU 2 had none.
+    EXPECT_NE(page->find("<title>fix to CPU 2: 0</title>"), std::string::npos);
+    EXPECT_EQ(page->find("<title>baseline to CPU 2: 0</title>"), std::string::npos);
+}
+
+TEST(HtmlReport, AVerdictWithoutContentionHasNoSuchSection) {
+    auto page = render_html(HtmlInput{golden_document("verdict_mixed.json"), "", {}, {}});
+    ASSERT_TRUE(page) << page.error().message();
+    EXPECT_EQ(page->find("What was contended"), std::string::npos);
+    EXPECT_EQ(count(*page, "data-chart=\"heatmap\""), 0u);
+}
+
 TEST(HtmlReport, DiffWithBothLayoutsSideBySide) {
     // The diff fixtures carry no layout: the recording's, and the same line
     // without the fields that moved away on the candidate.

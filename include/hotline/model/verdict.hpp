@@ -11,7 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "hotline/model/contention.hpp"
 #include "hotline/model/exit_codes.hpp"
+#include "hotline/model/layout.hpp"
 #include "hotline/base/stats.hpp"
 
 namespace hotline {
@@ -186,6 +188,9 @@ struct VerdictReport {
     std::optional<TrialLengthChoice> trial_length;  // validate: how long the trials ran and why
     std::vector<std::string> notes;  // applied changes, restore outcome, ...
     nlohmann::json context = nlohmann::json::object();  // kernel, scenario parameters, ...
+    // validate: what each arm saw of the tracked objects, and their types' layouts.
+    std::vector<ObjectContention> contention;
+    std::vector<LineLayout> layouts;
 };
 
 // Where a validation run stands after a trial, for a live progress display.
