@@ -131,6 +131,10 @@ struct Extent {
     bool empty() const { return lo > hi; }
 };
 
+// The width a label takes: 11 px text is at most ~6.5 px a character.  Figures
+// are sized and labels placed with it, so that no label leaves its figure.
+double text_width(const std::string& s) { return 6.5 * double(s.size()); }
+
 std::string legend(const std::vector<std::string>& names, double x, double y) {
     std::string o;
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -176,7 +180,9 @@ std::string line_chart(const LineChart& c) {
     auto xt = ticks(ex.lo, ex.hi, 6);
     Scale x{ex.lo, ex.hi, kLeft, kRight}, y{yt.front(), yt.back(), kBottom, kTop};
     if (ex.lo == ex.hi) x = Scale{xt.front(), xt.back(), kLeft, kRight};
-    std::string o = open_figure("line", c.title, c.desc, int(kW), int(kH));
+    double widest = 0;  // the legend's longest name
+    for (auto& s : c.series) widest = std::max(widest, text_width(s.name));
+    std::string o = open_figure("line", c.title, c.desc, int(std::max(kW, kRight + 16 + 14 + widest + 8)), int(kH));
     o += y_axis(y, yt, kLeft, kRight, c.y_label) + x_axis(x, xt, kBottom, c.x_label);
     std::vector<std::string> names;
     for (std::size_t i = 0; i < pts.size(); ++i) {
@@ -191,7 +197,11 @@ std::string heatmap(const Heatmap& h) {
     for (auto& row : h.cells)
         for (double v : row) e.add(v);
     if (h.rows.empty() || h.cols.empty() || e.empty()) return empty_figure("heatmap", h.title, h.desc);
-    constexpr double kCell = 64, kLeft = 90, kTop = 40;
+    constexpr double kCell = 64, kTop = 40;
+    // Room for the longest row label.
+    double longest = text_width(h.row_label);
+    for (auto& r : h.rows) longest = std::max(longest, text_width(r));
+    const double kLeft = std::max(90.0, longest + 12);
     double w = kLeft + kCell * double(h.cols.size()) + 20, hh = kTop + kCell * double(h.rows.size()) + 36;
     std::string o = open_figure("heatmap", h.title, h.desc, int(w), int(hh));
     o += text(kLeft + kCell * double(h.cols.size()) / 2, 14, h.col_label, "middle", "axis-label");
@@ -283,16 +293,21 @@ std::string bar_chart(const BarChart& c) {
     std::stable_sort(bars.begin(), bars.end(), [](const Bar& a, const Bar& b) { return a.value > b.value; });
     double top = 0;
     for (auto& b : bars) top = std::max(top, b.value);
-    constexpr double kLeft = 230, kRight = 560, kRow = 22, kTop = 8;
+    constexpr double kRow = 22, kTop = 8, kBarsWidth = 330;
+    auto value_label = [&](const Bar& b) { return human(b.value) + (c.unit.empty() ? "" : " " + c.unit); };
+    double widest = 0, longest = 0;  // value labels right of the bars, names left of them
+    for (auto& b : bars) widest = std::max(widest, text_width(value_label(b))), longest = std::max(longest, text_width(b.label));
+    const double kLeft = std::max(230.0, longest + 12), kRight = kLeft + kBarsWidth;
     Scale x{0, top > 0 ? top : 1, kLeft, kRight};
-    std::string o = open_figure("bars", c.title, c.desc, 640, int(kTop * 2 + kRow * double(bars.size()) + 8));
+    std::string o = open_figure("bars", c.title, c.desc, int(std::max(640.0, kRight + 4 + widest + 8)),
+                                int(kTop * 2 + kRow * double(bars.size()) + 8));
     for (std::size_t i = 0; i < bars.size(); ++i) {
         double yy = kTop + kRow * double(i);
         double v = std::max(bars[i].value, 0.0);
         o += text(kLeft - 6, yy + 14, bars[i].label, "end", "tick");
         o += fmt::format("<rect class=\"mark\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n",
                          coord(kLeft), coord(yy + 3), coord(std::max(x(v) - kLeft, 1.0)), coord(kRow - 6), palette(i));
-        o += text(x(v) + 4, yy + 14, human(bars[i].value) + (c.unit.empty() ? "" : " " + c.unit), "start", "value");
+        o += text(x(v) + 4, yy + 14, value_label(bars[i]), "start", "value");
     }
     return o + close_figure(c.title);
 }
@@ -341,11 +356,10 @@ std::string arm_points(const CriterionChart& c, double x0, double x1, double top
     return o;
 }
 
-// Where a label of `s` centred near x stays within [x0, x1] (11 px text is at
-// most ~6.5 px a character): a centred label at an axis end ran into the
-// neighbouring panel.
+// Where a label of `s` centred near x stays within [x0, x1]: a centred label
+// at an axis end ran into the neighbouring panel.
 double centred_within(double x, const std::string& s, double x0, double x1) {
-    double half = 3.25 * double(s.size());
+    double half = text_width(s) / 2;
     if (x1 - x0 < 2 * half) return (x0 + x1) / 2;
     return std::clamp(x, x0 + half, x1 - half);
 }

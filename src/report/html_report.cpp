@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 
@@ -54,8 +55,15 @@ std::string page(const std::string& title, const std::string& body) {
                        esc(title), kStyle, body);
 }
 
+// When the page was generated: SOURCE_DATE_EPOCH when set (reproducible-builds.org:
+// the docs' screenshots and their check render the same bytes), else now.
 std::string now_utc() {
     std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+        char* end = nullptr;
+        long long v = std::strtoll(epoch, &end, 10);
+        if (*epoch && !*end && v >= 0) t = std::time_t(v);
+    }
     std::tm tm{};
     gmtime_r(&t, &tm);
     char buf[32];
@@ -250,10 +258,13 @@ std::string handoff_heatmaps(const json& d) {
     for (auto& tg : member(member(d, "totals"), "targets")) {
         const json& m = member(member(tg, "handoffs"), "node_matrix");
         if (!m.is_array() || m.empty()) continue;
+        // Named by the object that moves, then the function that saw it ("work_struct (queue_work_on)").
+        std::string type = str(tg, "object_type"), what = type.empty() ? str(tg, "target")
+                                                                        : type + " (" + str(tg, "target") + ")";
         ch::Heatmap h;
-        h.title = "Handoffs between nodes: " + str(tg, "target");
+        h.title = "Handoffs between nodes: " + what;
         h.desc = fmt::format("Times an object of {} was touched on one node after another CPU had it, by node pair "
-                             "(rows: the node it came from; columns: the node it went to).", str(tg, "target"));
+                             "(rows: the node it came from; columns: the node it went to).", what);
         h.row_label = "from";
         h.col_label = "to node";
         for (std::size_t i = 0; i < m.size(); ++i) {

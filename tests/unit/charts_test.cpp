@@ -144,6 +144,35 @@ TEST(Charts, HeatmapOneCellPerPairWithTheCount) {
     EXPECT_NE(svg.find("<title>node 1 to node 0: 3600</title>"), std::string::npos);
 }
 
+// Row labels as long as the verdict page's ("baseline node 0") stay inside the figure.
+TEST(Charts, HeatmapRowLabelsFitTheFigure) {
+    ch::Heatmap h{"t", "d", "from", "to node", {"baseline node 0", "baseline node 1", "fix node 0", "fix node 1"},
+                  {"node 0", "node 1"}, {{1, 2}, {3, 4}, {5, 0}, {0, 0}}};
+    std::string svg = ch::heatmap(h);
+    for (auto& b : text_boxes(svg)) EXPECT_GE(b.x0, 0) << "'" << b.what << "' starts left of the figure";
+}
+
+// Every label inside its figure's viewBox: long legend names, value labels and
+// bar names widen the figure instead of being cut off.
+void expect_labels_inside(const std::string& svg) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(svg, m, std::regex(R"re(viewBox="0 0 ([0-9.]+) ([0-9.]+)")re"))) << svg;
+    double w = std::stod(m[1]);
+    for (auto& b : text_boxes(svg)) {
+        EXPECT_GE(b.x0, 0) << "'" << b.what << "' starts left of the figure";
+        EXPECT_LE(b.x1, w) << "'" << b.what << "' ends right of the figure (" << w << " wide)";
+    }
+}
+
+TEST(Charts, LongNamesAndValuesStayInsideTheirFigure) {
+    expect_labels_inside(ch::line_chart({"t", "d", "s", "calls/s",
+                                         {{"dst_release", {1, 2}, {3, 4}},
+                                          {"mix_interrupt_randomness_and_then_some", {1, 2}, {1, 1}}}}));
+    expect_labels_inside(ch::bar_chart({"t", "d", "per IRQ",
+                                        {{"mix_interrupt_randomness", 0.0111}, {"flush_to_ldisc", 0.00429},
+                                         {"a_very_long_kernel_work_function_name_indeed_x", 0.5}}}));
+}
+
 TEST(Charts, HeatmapDegenerate) {
     EXPECT_EQ(marks(ch::heatmap({"h", "d", "", "", {}, {}, {}})), 0u);
     std::string zeros = ch::heatmap({"h", "d", "", "", {"n0"}, {"n0"}, {{0}}});
