@@ -98,6 +98,10 @@ struct RecordArgs {
 inline constexpr std::size_t kRecordFindings = 3;
 // The top kRecordFindings findings of a recording just made, on stdout.
 void print_recording_findings(const nlohmann::json& doc);
+// A recording with its findings in analysis.diagnosis.findings, for its page
+// (the saved document keeps the rules' inputs, not their judgement); any other
+// document as it is.
+nlohmann::json recording_with_findings(nlohmann::json doc);
 
 struct CostArgs {
     std::string duration = "5s";

@@ -112,23 +112,45 @@ int write_outputs(const RecordArgs& a, const nlohmann::json& doc, nlohmann::json
         if (auto w = write_file_atomic(a.output, document_text(doc)); !w) return fail(w.error(), kExitError);
         fmt::print(stderr, "hotline: recording written to {}\n", a.output);
     }
-    if (!write_html(a.html, HtmlInput{doc, a.output, std::nullopt, std::nullopt})) return kExitError;
+    if (!write_html(a.html, HtmlInput{recording_with_findings(doc), a.output, std::nullopt, std::nullopt}))
+        return kExitError;
     return kExitOk;
 }
 
 }  // namespace
 
 // The top findings of the recording just made, one line each.
-void print_recording_findings(const nlohmann::json& doc) {
+namespace {
+
+// The built-in rules judged on a recording, as `hotline diagnose FILE` judges them.
+Result<Diagnosis> recording_diagnosis(const nlohmann::json& doc) {
     auto cat = FixCatalog::builtin();
-    auto rules = cat ? RuleSet::builtin(*cat) : Result<RuleSet>(cat.error());
+    if (!cat) return cat.error();
+    auto rules = RuleSet::builtin(*cat);
+    if (!rules) return rules.error();
     auto in = input_from_recording(doc, "this recording");
-    if (!rules || !in) {
-        fmt::print(stderr, "hotline: findings: {}\n", (!rules ? rules.error() : in.error()).message());
+    if (!in) return in.error();
+    return diagnose(*rules, *cat, *in);
+}
+
+}  // namespace
+
+void print_recording_findings(const nlohmann::json& doc) {
+    auto d = recording_diagnosis(doc);
+    if (!d) {
+        fmt::print(stderr, "hotline: findings: {}\n", d.error().message());
         return;
     }
     std::cout << "\n";
-    render_findings_brief(std::cout, diagnose(*rules, *cat, *in), kRecordFindings);
+    render_findings_brief(std::cout, *d, kRecordFindings);
+}
+
+nlohmann::json recording_with_findings(nlohmann::json doc) {
+    if (!doc.is_object() || doc.value("schema", nlohmann::json()) != kRecordingSchema) return doc;
+    auto& an = doc["analysis"];
+    if (!an.is_object() || !an.contains("diagnosis") || !an["diagnosis"].is_object()) return doc;
+    if (auto d = recording_diagnosis(doc); d) an["diagnosis"]["findings"] = to_json(*d)["findings"];
+    return doc;
 }
 
 int run_record(const RecordArgs& a, nlohmann::json* doc_out) {

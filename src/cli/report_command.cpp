@@ -65,10 +65,10 @@ int run_report(const ReportArgs& a) {
     if (a.output.empty()) return fail(make_error("-o names no file", EINVAL, "give the HTML file to write, e.g. -o rec.html"), kExitUsage);
     auto doc = load_json(a.input);
     if (!doc) return fail(doc.error(), kExitUsage);
-    HtmlInput in{*doc, a.input, std::nullopt, std::nullopt};
-    if (string_or(*doc, "mode", "") == "diff") {
-        in.baseline = recording_named_in(*doc, "baseline", a.input);
-        in.candidate = recording_named_in(*doc, "candidate", a.input);
+    HtmlInput in{recording_with_findings(std::move(*doc)), a.input, std::nullopt, std::nullopt};
+    if (string_or(in.doc, "mode", "") == "diff") {
+        in.baseline = recording_named_in(in.doc, "baseline", a.input);
+        in.candidate = recording_named_in(in.doc, "candidate", a.input);
     }
     if (!render_html(in)) return fail(render_html(in).error(), kExitUsage);
     return write_html(a.output, in) ? kExitOk : kExitError;

@@ -138,8 +138,9 @@ std::string evidence_text(const json& finding) {
     std::string o;
     for (auto& e : member(finding, "evidence"))
         if (e.is_object())
-            o += fmt::format("{}{} = {} ({} {}; {}, {})", o.empty() ? "" : "; ", str(e, "metric"), num(e, "value"),
-                             str(e, "op"), num(e, "threshold"), str(e, "mechanism"), str(e, "fidelity"));
+            o += fmt::format("{}{} = {} ({} {}; {}, {})", o.empty() ? "" : "; ", str(e, "metric"),
+                             ch::human(num(e, "value")), str(e, "op"), ch::human(num(e, "threshold")),
+                             str(e, "mechanism"), str(e, "fidelity"));
     return o;
 }
 

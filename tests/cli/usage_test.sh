@@ -91,4 +91,15 @@ assert "hotline ab --fix random-mix-timer exits 3 (got $rc: $err)" test "$rc" = 
 expect_in "ab's NOT-APPLICABLE verdict" "$out" '"verdict": "NOT-APPLICABLE"'
 expect_in "ab names the option to pass" "$out" '--baseline PATH'
 
+# A recording's page shows its findings, judged as `hotline diagnose FILE` judges them
+# (the saved recording keeps the rules' inputs only).
+tmpd=$(mktemp -d)
+run report "$fixtures/html/tcp-crr-6.12.json" -o "$tmpd/rec.html"
+assert "hotline report of a recording exits 0 (got $rc: $err)" test "$rc" = 0
+page=$(cat "$tmpd/rec.html" 2>/dev/null)
+expect_in "the recording page has a findings section" "$page" '<h2>Findings</h2>'
+expect_in "the recording page names the cross-node finding" "$page" 'dst-cross-node-handoffs (high)'
+expect_in "a finding's evidence in 3 significant digits" "$page" 'cross_node_share = 0.0487 (above 0.01'
+rm -rf "$tmpd"
+
 checks_done
