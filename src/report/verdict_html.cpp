@@ -82,7 +82,7 @@ std::string by_cpu_heatmap(const json& c, const std::string& what, std::size_t* 
     return ch::heatmap(h);
 }
 
-// Rows "baseline from node N" then "fix from node N"; "" on one node.
+// Rows "baseline node N" (the node the objects came from) then "fix node N"; "" on one node.
 std::string by_node_heatmap(const json& c, const std::string& what) {
     const json& m0 = member(member(c, "baseline"), "node_matrix");
     std::size_t nodes = m0.is_array() ? m0.size() : 0;
