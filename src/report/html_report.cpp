@@ -95,7 +95,7 @@ std::string topology_line(const json& t) {
                                 member(t, "cpus").is_array() ? member(t, "cpus").size() : 0);
     for (auto& n : nodes) {
         std::string cpus;
-        for (auto& c : member(n, "cpus")) cpus += (cpus.empty() ? "" : ",") + c.dump();
+        for (auto& c : member(n, "cpus")) cpus.append(cpus.empty() ? "" : ",").append(c.dump());
         s += fmt::format("; node {}: CPUs {}", str(n, "node"), cpus);
     }
     return s;
@@ -181,7 +181,9 @@ std::string recording_header(const HtmlInput& in) {
     const json& d = in.doc;
     std::string scen = str(member(d, "scenario"), "scenario");
     std::string argv;
-    for (auto& a : member(member(d, "command"), "argv")) argv += (argv.empty() ? "" : " ") + (a.is_string() ? a.get<std::string>() : a.dump());
+    for (auto& a : member(member(d, "command"), "argv"))
+        argv.append(argv.empty() ? "" : " ")
+            .append(a.is_string() ? a.get<std::string>() : a.dump());
     double secs = num(member(d, "totals"), "seconds");
     std::string o = "<h1>hotline recording</h1>\n";
     o += facts_table({{"kernel", kernel_line(member(d, "kernel"))},

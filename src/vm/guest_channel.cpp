@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "hotline/base/base64.hpp"
@@ -89,7 +90,7 @@ private:
     std::set<std::string> planned_;
     ChannelLimits limits_;
     GuestChannel& out_;
-    std::optional<Payload> payload_;
+    std::unique_ptr<Payload> payload_;
     std::size_t decoded_total_ = 0;
 
     void refuse_line(const std::string& why) {
@@ -146,7 +147,8 @@ private:
     void open_payload(std::string_view test, std::string_view name, std::string_view bytes) {
         GuestTest* t = planned_test(test);
         // A payload of an unplanned test is still consumed to its HLVM-EOF, unused.
-        payload_ = Payload{t, std::string(name), 0, {}, t ? "" : "unplanned test"};
+        payload_ = std::make_unique<Payload>(
+            Payload{t, std::string(name), 0, {}, t ? "" : "unplanned test"});
         if (!t) return;
         const std::string label = name.empty() ? "output.txt" : terminal_name(name);
         auto size = number<std::size_t>(bytes);

@@ -171,7 +171,7 @@ std::string shown_nodes(const std::map<int, std::vector<int>>& nodes) {
     for (auto& [n, cpus] : nodes) {
         s += (s.size() > 1 ? "; node " : "node ") + std::to_string(n) + ":";
         if (cpus.empty()) s += " memory only";
-        for (int c : cpus) s += " " + std::to_string(c);
+        for (int c : cpus) s.append(" ").append(std::to_string(c));
     }
     return s + "}";
 }
