@@ -4,7 +4,7 @@
 # reports no error and no warning (overrides carry their reason in
 # dist/debian/lintian-overrides), the binary is stripped and its debug
 # information is in hotline-dbgsym under its build id, man pages are
-# compressed, and the .deb stays under 15 MB.
+# compressed, the binary is hardened, and the .deb stays under 15 MB.
 # usage: package_lint_test.sh BUILD_DIR
 set -u
 build=$1
@@ -37,6 +37,13 @@ id=$(readelf -n "$bin" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
 debug=$out/ddeb/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
 assert "hotline-dbgsym holds the debug information under the build id ${id:-none}" test -s "$debug"
 assert "the debug file has the debug sections" bash -c "readelf -S '$debug' | grep -q '\\.debug_info'"
+# Hardened as dpkg-buildflags' hardening=+all would build it (HOTLINE_HARDENING):
+# full RELRO, and the stack protector's and FORTIFY's checks linked in.
+assert "the packaged binary is linked with full RELRO (BIND_NOW)" bash -c "readelf -d '$bin' | grep -q 'FLAGS.*NOW'"
+assert "the packaged binary has a GNU_RELRO segment" bash -c "readelf -l '$bin' | grep -q GNU_RELRO"
+syms=$(readelf --dyn-syms -W "$bin")
+assert "the packaged binary calls the stack protector's check" grep -q '__stack_chk_fail' <<<"$syms"
+assert "the packaged binary calls FORTIFY's checked functions" grep -qE '__[a-z]+_chk@' <<<"$syms"
 plain=$(find "$out/deb/usr/share/man" -type f ! -name '*.gz' | head -3)
 assert "every man page is compressed (${plain:-all are})" test -z "$plain"
 checks_done
