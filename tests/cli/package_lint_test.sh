@@ -23,7 +23,7 @@ assert "cpack built hotline_*.deb" test -f "$deb"
 assert "cpack built hotline-dbgsym_*.ddeb" test -f "$ddeb"
 [ -f "$deb" ] && [ -f "$ddeb" ] || { checks_done; exit 1; }
 
-tags=$(lintian --no-tag-display-limit "$deb" 2>&1 | grep -E '^[EW]: ')
+tags=$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -E '^[EW]: ')
 assert "lintian: no error or warning (${tags:-none})" test -z "$tags"
 
 size=$(stat -c %s "$deb")
