@@ -40,6 +40,12 @@ void workload_goals(const json& out, std::vector<GoalLine>& lines) {
                                          js["scenario"].get<std::string>()),
                              fmt::format("{:.2f}{}", r, floor), full ? "<= 0.3" : "", full && r > 0.3});
         }
+    for (auto& js : out.value("workload", json::array()))
+        if (js.contains("ratio_hotline-track_bpftrace-track")) {
+            double r = js["ratio_hotline-track_bpftrace-track"]["ns_per_hit"].get<double>();
+            lines.push_back({"per hit / bpftrace, the same dst tracking, " + js["scenario"].get<std::string>(),
+                             fmt::format("{:.2f}", r), "<= 0.25", r > 0.25});
+        }
 }
 
 std::vector<GoalLine> goal_lines(const json& out) {

@@ -11,6 +11,42 @@ const char* kBpftraceScript =
     "tracepoint:skb:consume_skb, tracepoint:skb:kfree_skb, tracepoint:workqueue:workqueue_queue_work "
     "{ @[cpu] = count(); }";
 
+// The same work as hotline's dst_release proxies tracking handoffs (record -t
+// dst_release --no-workq on a kernel without fentry): on the same three
+// tracepoints, a route is counted when its reference is one (not a noref
+// pointer), its owner (the last CPU that dropped a reference) kept per route
+// and rewritten only when it changes, and each change counted per CPU.
+const char* kBpftraceTrackScript =
+    "tracepoint:skb:consume_skb, tracepoint:skb:kfree_skb {"
+    "  $d = ((struct sk_buff *)args->skbaddr)->_skb_refdst;"
+    "  if ($d != 0 && ($d & 1) == 0) {"
+    "    $o = @owner[$d];"
+    "    if ($o != cpu + 1) { if ($o != 0) { @handoffs[cpu] = count(); } @owner[$d] = cpu + 1; }"
+    "  }"
+    "}"
+    "tracepoint:tcp:tcp_destroy_sock {"
+    "  $sk = (struct sock *)args->skaddr;"
+    "  $r = (uint64)$sk->sk_rx_dst;"
+    "  if ($r != 0) {"
+    "    $o = @owner[$r];"
+    "    if ($o != cpu + 1) { if ($o != 0) { @handoffs[cpu] = count(); } @owner[$r] = cpu + 1; }"
+    "  }"
+    "  $c = (uint64)$sk->sk_dst_cache;"
+    "  if ($c != 0) {"
+    "    $o = @owner[$c];"
+    "    if ($o != cpu + 1) { if ($o != 0) { @handoffs[cpu] = count(); } @owner[$c] = cpu + 1; }"
+    "  }"
+    "}";
+
+// The session doing what kBpftraceTrackScript does: dst_release's proxies with
+// handoff tracking, nothing else.
+SessionOptions dst_tracking_only() {
+    SessionOptions so = counting_only({});
+    so.targets = {"dst_release"};
+    so.handoffs = true;
+    return so;
+}
+
 // bpftrace attached for the length of one run; its programs are those loaded
 // since it started that are still there once it says it attached.
 struct Bpftrace {
@@ -18,7 +54,7 @@ struct Bpftrace {
     std::set<std::uint32_t> before;
     std::string out_path;
 
-    static Result<Bpftrace> start() {
+    static Result<Bpftrace> start(const char* script = kBpftraceScript) {
         Bpftrace b;
         for (auto& [id, p] : all_progs()) b.before.insert(id);
         char tmpl[] = "/tmp/hotline-bench-bpftrace-XXXXXX";
@@ -28,7 +64,7 @@ struct Bpftrace {
         SpawnOptions so;
         so.die_with_parent = true;
         so.stdout_fd = fd;
-        auto c = ChildProcess::spawn({"bpftrace", "-e", kBpftraceScript}, so);
+        auto c = ChildProcess::spawn({"bpftrace", "-e", script}, so);
         close(fd);
         if (!c) return c.error();
         b.child.emplace(std::move(*c));
@@ -177,8 +213,8 @@ Result<RunResult> run_under_session(const std::string& scen, double secs, const 
 
 // One run of SCEN under bpftrace's script, its programs' hits and run time from
 // the kernel's run statistics.
-Result<RunResult> run_under_bpftrace(const std::string& scen, double secs) {
-    auto b = Bpftrace::start();
+Result<RunResult> run_under_bpftrace(const std::string& scen, double secs, const char* script = kBpftraceScript) {
+    auto b = Bpftrace::start(script);
     if (!b) return b.error();
     auto s0 = b->stats();
     double t0 = monotonic_seconds();
@@ -204,6 +240,8 @@ Result<RunResult> run_mode(const std::string& mode, const std::string& scen, dou
     if (mode == "floor") return run_floor_once(scen, secs);
     if (mode == "hotline") return run_under_session(scen, secs, SessionOptions{}, k, topo);
     if (mode == "hotline-count") return run_under_session(scen, secs, counting_only({}), k, topo);
+    if (mode == "hotline-track") return run_under_session(scen, secs, dst_tracking_only(), k, topo);
+    if (mode == "bpftrace-track") return run_under_bpftrace(scen, secs, kBpftraceTrackScript);
     return run_under_bpftrace(scen, secs);
 }
 
@@ -256,7 +294,7 @@ void workload_ratios(const std::string& scen, const std::vector<std::string>& mo
                      bool bpftrace, json& js) {
     for (auto& mode : modes) {
         if (mode == "none") continue;
-        bool peer = mode == "bpftrace" || mode == "floor";  // no goal of hotline's
+        bool peer = mode == "bpftrace" || mode == "bpftrace-track" || mode == "floor";  // no goal of hotline's
         auto [tr, ts] = mode_ratio(res, mode, "none", &RunResult::rate);
         auto [cr, cs] = mode_ratio(res, mode, "none", &RunResult::cpu_us_per_msg);
         fmt::print("  {} {}/none: throughput {:.3f} (per round {}), CPU per message {:.3f} (per round {}){}\n",
@@ -267,6 +305,15 @@ void workload_ratios(const std::string& scen, const std::vector<std::string>& mo
                                          {"cpu_per_msg", cr}, {"cpu_per_msg_rounds", to_json(cs)}};
     }
     if (bpftrace) js["ratio_floor_bpftrace"] = floor_ratios(scen, res);
+    if (bpftrace) {
+        // The same work per hit (issue 43's goal: hotline at most a quarter of bpftrace's).
+        auto [hr, hs] = mode_ratio(res, "hotline-track", "bpftrace-track", &RunResult::ns_per_hit);
+        fmt::print("  {} hotline-track/bpftrace-track: ns per hit, the same tracking on the same tracepoints "
+                   "{:.3f} (per round {}){}\n",
+                   scen, hr, fmt_spread(hs, 3), hr > 0.25 ? "  MISSED (target <= 0.25)" : "");
+        check(fmt::format("{} per-hit cost of dst tracking, hotline / bpftrace", scen), hr, 0.25);
+        js["ratio_hotline-track_bpftrace-track"] = {{"ns_per_hit", hr}, {"ns_per_hit_rounds", to_json(hs)}};
+    }
     for (const char* hm : {"hotline", "hotline-count"}) {
         if (!bpftrace) break;
         auto [hr, hs] = mode_ratio(res, hm, "bpftrace", &RunResult::ns_per_hit);
@@ -311,8 +358,9 @@ json workload_section(const Options& o, const KernelInfo& k, const Topology& top
     // hotline: the default session (counting, latency, handoffs, sampling, workqueue
     // attribution); hotline-count: counting only, what bpftrace's script does;
     // floor: empty programs where the session's run (run_floor_once).
-    std::vector<std::string> modes = {"none", "hotline", "hotline-count", "floor"};
-    if (o.bpftrace) modes.push_back("bpftrace");
+    // hotline-track and bpftrace-track: the same handoff tracking of routes on dst_release's proxies.
+    std::vector<std::string> modes = {"none", "hotline", "hotline-count", "hotline-track", "floor"};
+    if (o.bpftrace) modes.insert(modes.end(), {"bpftrace", "bpftrace-track"});
     fmt::print("\n== workload overhead: {} rounds of {} interleaved, {:.0f} s each\n", o.pairs,
                fmt::join(modes, "/"), o.secs);
     fmt::print("{:<13} {:<13} {:>26} {:>22} {:>22} {:>18}\n", "scenario", "mode", "rate/s", "CPU us/msg",
