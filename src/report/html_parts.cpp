@@ -36,6 +36,10 @@ std::vector<double> numbers(const json& arr) {
     return v;
 }
 
+std::string object_label(const std::string& type, const std::string& target) {
+    return type.empty() ? target : type + " (" + target + ")";
+}
+
 ch::CacheLine cache_line_of(const json& l, const std::string& kernel) {
     ch::CacheLine c;
     std::string type = str(l, "type");

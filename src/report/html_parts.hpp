@@ -19,6 +19,10 @@ const nlohmann::json& member(const nlohmann::json& j, const char* key);  // null
 std::vector<double> numbers(const nlohmann::json& arr);           // NaN for a non-number
 std::string esc(const std::string& s);
 
+// A tracked object named by its type, then the function that saw it
+// ("work_struct (queue_work_on)"); the function alone when the type is unknown.
+std::string object_label(const std::string& type, const std::string& target);
+
 // A layout as written by to_json(LineLayout), on the kernel named.
 charts::CacheLine cache_line_of(const nlohmann::json& layout, const std::string& kernel);
 

@@ -261,9 +261,7 @@ std::string handoff_heatmaps(const json& d) {
     for (auto& tg : member(member(d, "totals"), "targets")) {
         const json& m = member(member(tg, "handoffs"), "node_matrix");
         if (!m.is_array() || m.empty()) continue;
-        // Named by the object that moves, then the function that saw it ("work_struct (queue_work_on)").
-        std::string type = str(tg, "object_type"), what = type.empty() ? str(tg, "target")
-                                                                        : type + " (" + str(tg, "target") + ")";
+        std::string what = object_label(str(tg, "object_type"), str(tg, "target"));
         ch::Heatmap h;
         h.title = "Handoffs between nodes: " + what;
         h.desc = fmt::format("Times an object of {} was touched on one node after another CPU had it, by node pair "

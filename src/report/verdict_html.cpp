@@ -133,7 +133,7 @@ std::string contention_section(const json& verdict) {
     std::string kernel = str(member(member(verdict, "context"), "kernel"), "release");
     std::string o = "<h2>What was contended, and what the fix changed</h2>\n";
     for (auto& c : cs) {
-        std::string what = fmt::format("{} ({})", str(c, "type"), str(c, "target"));
+        std::string what = object_label(str(c, "type"), str(c, "target"));
         std::size_t left_out = 0;
         std::string cpus = by_cpu_heatmap(c, what, &left_out);
         o += fmt::format("<h3>{}</h3>\n<p>{}{}</p>\n", esc(what), esc(arm_summary(c)),
