@@ -184,7 +184,9 @@ Status RecordingImpl::loop(ShutdownSignals& signals) {
         if (stop_ && churn_) churn_->stop();
         auto snap = session_->read();
         if (!snap) return snap.error();
-        if (snap->t - prev_.t > 1e-3) emit(*snap);
+        // The last snapshot is always kept, however soon after the one before
+        // it: the events between them are the command's last ones.
+        if (stop_ || snap->t - prev_.t > 1e-3) emit(*snap);
         while (next_ <= now) next_ += s_.interval;
         // Without --duration the run could outgrow what `diff` reads back.
         if (!stop_ && run_.intervals.size() >= kMaxRecordingIntervals) {
