@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // What hotline costs, side by side in one run: per-hit price of each program next
 // to an empty one and to perf's own tracepoint counting, workload throughput
-// with/without hotline and bpftrace (ABAB), the workload loss of a full default
-// session to +-1% (many short interleaved pairs, CPU per operation, checked
+// with/without hotline and bpftrace (ABAB), the table of ns each observer adds to
+// a call firing a tracepoint, queue_work_on tracking against bpftrace's, the
+// workload loss of a full default session to +-1% (many short interleaved pairs, CPU per operation, checked
 // against the kernel's run statistics), and the agent's attach time, first
 // report, CPU and RSS.  Prints every goal missed and records it in the JSON;
 // exits non-zero only when a part fails or measures nothing, never for a miss.
 //
 //   bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] [--hotline BIN]
-//                  [--no-bpftrace] [--no-perf] [--only cost,trigger,workload,loss,agent]
+//                  [--no-bpftrace] [--no-perf]
+//                  [--only cost,trigger,percall,workload,queue-work,loss,discover,agent]
 //                  [--loss-rounds N] [--loss-duration S] [--loss-sample-hz N]
 //                  [--loss-time-every-run] [--loss-arm every-run,count,no-handoffs,no-workq,floor]
 //                  [--loss-scenarios tcp-crr,dst-refcount]
@@ -39,6 +41,14 @@ void workload_goals(const json& out, std::vector<GoalLine>& lines) {
             lines.push_back({fmt::format("per hit / bpftrace, {}, {}", full ? "full session" : "counting only",
                                          js["scenario"].get<std::string>()),
                              fmt::format("{:.2f}{}", r, floor), full ? "<= 0.3" : "", full && r > 0.3});
+        }
+    if (out.contains("queue-work"))
+        for (auto [peer, what] : {std::pair{"bpftrace-track", "per hit / bpftrace, the same queue_work_on tracking"},
+                                  std::pair{"empty", "per hit / an empty program, queue_work_on tracking"}}) {
+            const json& r = out["queue-work"].value(std::string("ratio_hotline-track_") + peer, json::object());
+            if (!r.contains("ns_per_hit")) continue;
+            double v = r["ns_per_hit"].get<double>(), goal = r["target"].get<double>();
+            lines.push_back({what, fmt::format("{:.2f}", v), fmt::format("<= {}", goal), v > goal});
         }
     for (auto& js : out.value("workload", json::array()))
         if (js.contains("ratio_hotline-track_bpftrace-track")) {
@@ -91,7 +101,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     o.hotline_bin = default_hotline(argv[0]);
     Args args("bench_overhead",
               "bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
-              "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,workload,loss,discover,agent] "
+              "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,percall,workload,queue-work,loss,discover,agent] "
               "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run] "
               "[--loss-arm every-run,count,no-handoffs,no-workq,floor,discover] [--loss-scenarios tcp-crr,dst-refcount]",
               argc, argv);
@@ -165,7 +175,7 @@ bool machine_ready(const Options& o) {
         fmt::print(stderr, "bench_overhead: bpftrace not installed (apt-get install bpftrace, or --no-bpftrace)\n");
         return false;
     }
-    if (o.perf && o.want("trigger") && std::system("perf stat -e task-clock true > /dev/null 2>&1") != 0) {
+    if (o.perf && (o.want("trigger") || o.want("percall")) && std::system("perf stat -e task-clock true > /dev/null 2>&1") != 0) {
         fmt::print(stderr, "bench_overhead: perf does not run (apt-get install linux-perf, or --no-perf)\n");
         return false;
     }
@@ -180,14 +190,14 @@ int finish_run(const Options& o, json& out) {
     for (auto& m : g_missed) fmt::print("MISSED {}\n", m);
     g_run_stats.off();
     std::vector<std::string> sections;
-    for (const char* part : {"cost", "trigger", "workload", "loss", "discover", "agent"})
-        if (o.want(part)) sections.push_back(part);
+    for (const char* part : {"cost", "trigger", "percall", "workload", "queue-work", "loss", "discover", "agent"})
+        if (o.want(part) && (o.bpftrace || std::string(part) != "queue-work")) sections.push_back(part);
     sections.push_back("summary");
     // Differences of two timings may be below zero: the added ns per hit and the
     // loss estimates with their bounds (each round's figures stay positive).  The summary is empty when no section
     // with a goal ran (--only cost).
     // An idle machine's busy share may be 0.
-    FigureRules rules{{"added_ns_per_hit", "throughput_loss_pct", "cpu_per_op_added_pct", "bpf_run_time_pct",
+    FigureRules rules{{"added_ns_per_hit", "added_ns_per_call", "throughput_loss_pct", "cpu_per_op_added_pct", "bpf_run_time_pct",
                        "run_stats_price_pct", "over_session_pct", "run_stats_price_ns_per_run", "busy_pct_before"},
                       {"missed", "notes", "summary"}};
     return finish("bench_overhead", out, o.json_path, sections, g_failures, rules);
@@ -216,7 +226,9 @@ int main(int argc, char** argv) {
     json out = {{"pairs", o.pairs}, {"duration_s", o.secs}, {"smoke", o.smoke}};
     if (o.want("cost")) out["cost"] = cost_section(o, k, *topo);
     if (o.want("trigger")) out["trigger"] = trigger_section(o.smoke, o.pairs, o.perf);
+    if (o.want("percall")) out["percall"] = per_call_section(o.smoke, o.pairs, o.perf, o.bpftrace);
     if (o.want("workload")) out["workload"] = workload_section(o, k, *topo);
+    if (o.want("queue-work") && o.bpftrace) out["queue-work"] = queue_work_peer(o, k, *topo);
     if (o.want("loss")) out["loss"] = loss_section(o.loss_scenarios, o.loss_rounds, o.loss_secs, k, *topo);
     if (o.want("discover")) out["discover"] = discover_section(o.smoke, *topo);
     if (o.want("agent"))

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // bench_overhead's shared parts: the run's goal bookkeeping, one workload run
 // with and without programs, the run statistics switch, and each section's entry
-// (runs.cpp, trigger.cpp, workload.cpp, loss.cpp, agent.cpp; main.cpp runs them).
+// (runs.cpp, trigger.cpp, per_call.cpp, workload.cpp, loss.cpp, agent.cpp; main.cpp runs them;
+// the peers in peers.cpp).
 #pragma once
 
 #include <bpf/bpf.h>
@@ -136,6 +137,11 @@ extern double g_run_stats_price_ns;
 json trigger_section(bool smoke, int pairs, bool perf);
 json print_session_programs(const std::string& scen, const std::vector<RunResult>& runs, double secs);
 
+// --- per_call.cpp --------------------------------------------------------------------------
+
+// The comparison table: ns each observer adds to a call that fires a tracepoint.
+json per_call_section(bool smoke, int pairs, bool perf, bool bpftrace);
+
 // --- loss.cpp ------------------------------------------------------------------------------
 
 // The session of the loss section: the default one (what `hotline record` opens),
@@ -178,6 +184,11 @@ struct Options {
 };
 
 json cost_section(const Options& o, const KernelInfo& k, const Topology& topo);
+
+// --- queue_work_peer.cpp -------------------------------------------------------------------
+
+// queue_work_on's handoff tracking per hit against bpftrace's same work and an empty program.
+json queue_work_peer(const Options& o, const KernelInfo& k, const Topology& topo);
 json workload_section(const Options& o, const KernelInfo& k, const Topology& topo);
 
 }  // namespace overhead

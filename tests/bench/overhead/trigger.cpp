@@ -2,100 +2,10 @@
 // The batched trigger: each program's price per hit against an empty one and
 // perf's own counting, and the run statistics' price.
 #include "overhead.hpp"
+#include "peers.hpp"
 #include "trigger.skel.h"
 
 namespace overhead {
-
-// --- perf's own tracepoint counting -------------------------------------------------------------
-
-// `perf stat -e EVENT -a`: the kernel counting a tracepoint's hits in its perf
-// events, no BPF.  Started with its events off (-D -1) and switched through its
-// control FIFOs, so the timing starts only once the kernel is counting.
-class PerfStat {
-public:
-    static Result<PerfStat> start(const std::string& event) {
-        PerfStat p;
-        p.event_ = event;
-        char tmpl[] = "/tmp/hotline-bench-perf-XXXXXX";
-        if (!mkdtemp(tmpl)) return make_error("mkdtemp", errno);
-        p.dir_ = tmpl;
-        std::string ctl = p.dir_ + "/ctl", ack = p.dir_ + "/ack";
-        if (mkfifo(ctl.c_str(), 0600) || mkfifo(ack.c_str(), 0600)) return make_error("mkfifo", errno);
-        // Read-write opens of a FIFO never block, whichever side perf opens first.
-        p.ctl_ = open(ctl.c_str(), O_RDWR | O_CLOEXEC);
-        p.ack_ = open(ack.c_str(), O_RDWR | O_CLOEXEC);
-        if (p.ctl_ < 0 || p.ack_ < 0) return make_error("open perf control FIFOs", errno);
-        SpawnOptions so;
-        so.die_with_parent = true;
-        so.stdout_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        auto c = ChildProcess::spawn({"perf", "stat", "-e", event, "-a", "-x", ",", "-D", "-1", "--control",
-                                      "fifo:" + ctl + "," + ack, "-o", p.dir_ + "/out"},
-                                     so);
-        close(so.stdout_fd);
-        if (!c) return c.error();
-        p.child_.emplace(std::move(*c));
-        return p;
-    }
-    Status enable() { return command("enable"); }
-    Status disable() { return command("disable"); }
-    // Ends perf and returns the hits it counted while enabled.
-    Result<std::uint64_t> stop() {
-        if (!child_) return make_error("perf is not running", ECHILD);
-        child_->signal(SIGINT);
-        int st = child_->wait();
-        child_.reset();
-        std::ifstream f(dir_ + "/out");
-        std::string line;
-        while (std::getline(f, line))
-            if (line.find("," + event_ + ",") != std::string::npos) {
-                if (line.rfind("<not", 0) == 0) break;
-                return std::strtoull(line.c_str(), nullptr, 10);
-            }
-        return make_error(fmt::format("perf stat (status {}) printed no count for {}", st, event_), EIO);
-    }
-    PerfStat() = default;
-    PerfStat(PerfStat&& o) noexcept
-        : child_(std::move(o.child_)), dir_(std::move(o.dir_)), event_(std::move(o.event_)), ctl_(o.ctl_), ack_(o.ack_) {
-        o.child_.reset();
-        o.dir_.clear();
-        o.ctl_ = o.ack_ = -1;
-    }
-    ~PerfStat() {
-        if (child_) {
-            child_->signal(SIGINT);
-            child_->wait();
-        }
-        if (ctl_ >= 0) close(ctl_);
-        if (ack_ >= 0) close(ack_);
-        if (!dir_.empty()) std::filesystem::remove_all(dir_);
-    }
-
-private:
-    // Writes a control command and waits for perf's "ack" (up to 10 s: perf reads
-    // its FIFO only once its events are set up).
-    Status command(const char* what) {
-        std::string cmd = std::string(what) + "\n";
-        if (write(ctl_, cmd.data(), cmd.size()) != ssize_t(cmd.size())) return make_error("perf control FIFO", errno);
-        for (int i = 0; i < 100; ++i) {
-            pollfd p{ack_, POLLIN, 0};
-            if (poll(&p, 1, 100) == 1) {
-                char buf[16];
-                ssize_t n = read(ack_, buf, sizeof buf);
-                if (n > 0 && std::string(buf, std::size_t(n)).find("ack") == 0) return ok_status();
-            }
-            int st;
-            if (child_ && child_->poll(&st)) {
-                child_.reset();
-                return make_error(fmt::format("perf stat exited with status {} before it acknowledged {}", st, what),
-                                  ECHILD);
-            }
-        }
-        return make_error(fmt::format("perf stat did not acknowledge {} within 10 s", what), ETIMEDOUT);
-    }
-    std::optional<ChildProcess> child_;
-    std::string dir_, event_;
-    int ctl_ = -1, ack_ = -1;
-};
 
 // --- batched trigger --------------------------------------------------------------------------
 

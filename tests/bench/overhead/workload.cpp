@@ -2,6 +2,7 @@
 // Per-hit cost against an empty program, and workload throughput with and
 // without hotline, its floor and bpftrace, interleaved.
 #include "overhead.hpp"
+#include "peers.hpp"
 
 namespace overhead {
 
@@ -46,76 +47,6 @@ SessionOptions dst_tracking_only() {
     so.handoffs = true;
     return so;
 }
-
-// bpftrace attached for the length of one run; its programs are those loaded
-// since it started that are still there once it says it attached.
-struct Bpftrace {
-    std::optional<ChildProcess> child;
-    std::set<std::uint32_t> before;
-    std::string out_path;
-
-    static Result<Bpftrace> start(const char* script = kBpftraceScript) {
-        Bpftrace b;
-        for (auto& [id, p] : all_progs()) b.before.insert(id);
-        char tmpl[] = "/tmp/hotline-bench-bpftrace-XXXXXX";
-        int fd = mkstemp(tmpl);
-        if (fd < 0) return make_error("mkstemp", errno);
-        b.out_path = tmpl;
-        SpawnOptions so;
-        so.die_with_parent = true;
-        so.stdout_fd = fd;
-        auto c = ChildProcess::spawn({"bpftrace", "-e", script}, so);
-        close(fd);
-        if (!c) return c.error();
-        b.child.emplace(std::move(*c));
-        for (int i = 0; i < 300; ++i) {  // up to 30 s: bpftrace compiles with LLVM first
-            int st;
-            if (b.child->poll(&st)) {
-                b.child.reset();
-                return make_error(fmt::format("bpftrace exited with status {}", st), ECHILD);
-            }
-            std::ifstream f(b.out_path);
-            std::stringstream ss;
-            ss << f.rdbuf();
-            if (ss.str().find("Attaching") != std::string::npos) {
-                usleep(500000);  // the message precedes the attach itself
-                return b;
-            }
-            usleep(100000);
-        }
-        return make_error("bpftrace did not attach within 30 s", ETIMEDOUT);
-    }
-    std::map<std::uint32_t, ProgStat> stats() const {
-        auto now = all_progs();
-        for (auto id : before) now.erase(id);
-        return now;
-    }
-    ~Bpftrace() {
-        if (child) stop(*child);
-        if (!out_path.empty()) unlink(out_path.c_str());
-    }
-    // bpftrace 0.17 can lose a SIGINT (one landing between its check of the exit
-    // flag and its epoll_wait, which never returns for a script that prints
-    // nothing): SIGINT again until it exits, SIGKILL after 10 s.
-    static void stop(ChildProcess& c) {
-        int st;
-        for (int i = 0; i < 50; ++i) {
-            c.signal(SIGINT);
-            for (int j = 0; j < 20; ++j) {
-                if (c.poll(&st)) return;
-                usleep(10000);
-            }
-        }
-        fmt::print("bench_overhead: bpftrace did not exit on SIGINT within 10 s: killed\n");
-        c.signal(SIGKILL);
-        c.wait();
-    }
-    Bpftrace() = default;
-    Bpftrace(Bpftrace&& o) noexcept : child(std::move(o.child)), before(std::move(o.before)), out_path(std::move(o.out_path)) {
-        o.child.reset();
-        o.out_path.clear();
-    }
-};
 
 // The floor against bpftrace per hit, both as the session is priced and over
 // bpftrace's three tracepoints alone (ratios of the medians): a per-hit goal

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// queue_work_on's handoff tracking per hit against bpftrace doing the same work
+// and an empty program, on workqueue_queue_work, under a pty writer whose work
+// item moves from CPU to CPU (PtyWorkload): rounds of the three, order rotated.
+#include <sched.h>
+
+#include "overhead.hpp"
+#include "peers.hpp"
+
+namespace overhead {
+
+namespace {
+
+// What hl_tp_queue_work_track does: every queued work counted per CPU, an owner
+// per work item (the CPU that queued it last) rewritten only when it changes,
+// each change counted per CPU.
+const char* kQueueWorkTrackScript =
+    "tracepoint:workqueue:workqueue_queue_work {"
+    "  @n[cpu] = count();"
+    "  $o = @owner[args->work];"
+    "  if ($o != cpu + 1) { if ($o != 0) { @handoffs[cpu] = count(); } @owner[args->work] = cpu + "
+    "1; }"
+    "}";
+
+const std::vector<std::string> kModes = {"hotline-track", "bpftrace-track", "empty"};
+
+struct PeerRun {
+    double hits_per_s = 0, ns_per_hit = 0;
+};
+
+// Runs the pty writer for SECS around READ, which returns the observer's
+// (runs, run time ns) so far.
+Result<PeerRun> under_pty(
+    double secs, const std::vector<int>& cpus,
+    const std::function<Result<std::pair<std::uint64_t, std::uint64_t>>()>& read) {
+    auto a = read();
+    if (!a) return a.error();
+    PtyOptions po;
+    po.cpus = cpus;
+    auto w = PtyWorkload::start(po);
+    if (!w) return w.error();
+    double t0 = monotonic_seconds();
+    usleep(useconds_t(secs * 1e6));
+    (*w)->stop();
+    double el = monotonic_seconds() - t0;
+    if (!(*w)->error().empty()) return make_error("pty workload: " + (*w)->error(), EIO);
+    auto b = read();
+    if (!b) return b.error();
+    std::uint64_t runs = b->first - a->first, ns = b->second - a->second;
+    if (!runs) return make_error("no run of the observer's program on workqueue_queue_work", EIO);
+    return PeerRun{double(runs) / el, double(ns) / double(runs)};
+}
+
+Result<PeerRun> run_hotline_track(double secs, const std::vector<int>& cpus, const KernelInfo& k,
+                                  const Topology& topo) {
+    SessionOptions so = counting_only({});
+    so.targets = {"queue_work_on"};
+    so.handoffs = true;
+    so.forced =
+        Mechanism::kTracepoint;  // the tracepoint bpftrace attaches to, wherever fentry exists
+    auto s = Session::open(so, k, topo);
+    if (!s) return s.error();
+    return under_pty(secs, cpus, [&]() -> Result<std::pair<std::uint64_t, std::uint64_t>> {
+        auto snap = (*s)->read();
+        if (!snap) return snap.error();
+        std::uint64_t runs = 0, ns = 0;
+        for (auto& c : snap->cost) {
+            runs += c.run_cnt;
+            ns += c.run_time_ns;
+        }
+        return std::make_pair(runs, ns);
+    });
+}
+
+Result<PeerRun> run_bpftrace_track(double secs, const std::vector<int>& cpus) {
+    auto b = Bpftrace::start(kQueueWorkTrackScript);
+    if (!b) return b.error();
+    return under_pty(secs, cpus, [&]() -> Result<std::pair<std::uint64_t, std::uint64_t>> {
+        std::uint64_t runs = 0, ns = 0;
+        for (auto& [id, p] : b->stats()) {
+            runs += p.run_cnt;
+            ns += p.run_time_ns;
+        }
+        return std::make_pair(runs, ns);
+    });
+}
+
+Result<PeerRun> run_empty(double secs, const std::vector<int>& cpus) {
+    LibbpfCapture cap;
+    SkelGuard<hl_floor_bpf> s(hl_floor_bpf::open());
+    if (!s || hl_floor_bpf::load(s.get()))
+        return make_error("queue_work peer: load the empty program", errno);
+    bpf_link* link = bpf_program__attach(s->progs.hl_fl_queue_work);
+    if (!link) return make_error("queue_work peer: attach the empty program", errno);
+    int fd = bpf_program__fd(s->progs.hl_fl_queue_work);
+    auto r = under_pty(secs, cpus, [fd]() -> Result<std::pair<std::uint64_t, std::uint64_t>> {
+        auto st = prog_run_stats(fd);
+        if (!st) return make_error("queue_work peer: the empty program's run statistics", EIO);
+        return std::make_pair(st->run_cnt, st->run_time_ns);
+    });
+    bpf_link__destroy(link);
+    return r;
+}
+
+}  // namespace
+
+json queue_work_peer(const Options& o, const KernelInfo& k, const Topology& topo) {
+    // The CPUs this process may run on (possible CPUs may be offline).
+    std::vector<int> cpus;
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+        for (int c : topo.cpus)
+            if (c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) cpus.push_back(c);
+    std::map<std::string, std::vector<PeerRun>> res;
+    for (int r = 0; r < o.pairs; ++r)
+        for (std::size_t m = 0; m < kModes.size(); ++m) {
+            const std::string& mode = kModes[(m + std::size_t(r)) % kModes.size()];
+            Result<PeerRun> pr = mode == "hotline-track" ? run_hotline_track(o.secs, cpus, k, topo)
+                                 : mode == "bpftrace-track" ? run_bpftrace_track(o.secs, cpus)
+                                                            : run_empty(o.secs, cpus);
+            if (!pr) {
+                failed(fmt::format("queue_work peer {}: {}", mode, pr.error().message()));
+                continue;
+            }
+            res[mode].push_back(*pr);
+        }
+    fmt::print(
+        "\n== queue_work_on tracking per hit: workqueue_queue_work under a pty writer moving "
+        "between CPUs, "
+        "{} rounds of {} s\n",
+        o.pairs, o.secs);
+    json js = {{"tracepoint", "workqueue_queue_work"}};
+    auto column = [&](const std::string& mode, double PeerRun::*f) {
+        std::vector<double> v;
+        for (auto& x : res[mode]) v.push_back(x.*f);
+        return spread(v);
+    };
+    for (auto& mode : kModes) {
+        Spread hits = column(mode, &PeerRun::hits_per_s), ns = column(mode, &PeerRun::ns_per_hit);
+        fmt::print("{:<15} {:>22} hits/s {:>20} ns/hit\n", mode, fmt_spread(hits, 0),
+                   fmt_spread(ns, 1));
+        js[mode] = {{"hits_per_s", to_json(hits)}, {"ns_per_hit", to_json(ns)}};
+    }
+    // The goals of issue 43: a quarter of bpftrace's price, 1.6 times an empty program's.
+    for (auto [peer, goal] : {std::pair{"bpftrace-track", 0.25}, std::pair{"empty", 1.6}}) {
+        double h = column("hotline-track", &PeerRun::ns_per_hit).median,
+               p = column(peer, &PeerRun::ns_per_hit).median;
+        double ratio = p > 0 ? h / p : 0;
+        fmt::print("  hotline-track/{}: ns per hit {:.3f}{}\n", peer, ratio,
+                   ratio > goal ? fmt::format("  MISSED (target <= {})", goal) : "");
+        check(fmt::format("per-hit cost of queue_work_on tracking, hotline / {}", peer), ratio,
+              goal);
+        js[std::string("ratio_hotline-track_") + peer] = {{"ns_per_hit", ratio}, {"target", goal}};
+    }
+    return js;
+}
+
+}  // namespace overhead
