@@ -238,6 +238,11 @@ const char* creation_hint(int e) {
 
 Status check_output_path(const std::string& path) {
     if (path.empty()) return make_error("empty output path", 0, "give a file name");
+    // Not standard output (as perf's `-o -` would be): a file named "-" would
+    // be written silently where the user expected the document on the terminal.
+    if (path == "-")
+        return make_error("output path '-': documents are written to files, never to standard output", 0,
+                          "give a file name, or --json to print the JSON document on standard output");
     std::string dir = parent_dir(path);
     struct stat st {};
     if (stat(dir.c_str(), &st))

@@ -117,6 +117,13 @@ TEST(OutputFile, AMissingDirectoryIsFoundBeforeAnyWork) {
     EXPECT_TRUE(check_output_path(d / "fine.json"));
 }
 
+TEST(OutputFile, DashIsRefusedNotWrittenAsAFileNamedDash) {
+    auto dash = check_output_path("-");
+    ASSERT_FALSE(dash);
+    EXPECT_NE(dash.error().message().find("standard output"), std::string::npos) << dash.error().message();
+    EXPECT_FALSE(write_file_atomic("-", "x")) << "a file named '-' written in the working directory";
+}
+
 TEST(InputFile, AFifoIsRefusedWithoutBlocking) {
     TempDir d;
     std::string fifo = d / "fifo";
