@@ -21,9 +21,14 @@ using hostfacts::MachineFacts;
 
 namespace {
 
+// Every pty's flush work item is a flush_to_ldisc work_struct: the machine's
+// own terminals (a CI runner's, a guest's console) list theirs beside the
+// test's.  Hot objects carry no address, so the test's item is told by its
+// scale: `ldisc` is the one with the most handoffs, `ldisc_objects` all of them.
 struct PtyRun {
     nlohmann::json rec;
-    const nlohmann::json* ldisc = nullptr;  // the flush_to_ldisc hot object, if listed
+    const nlohmann::json* ldisc = nullptr;
+    int ldisc_objects = 0;
 };
 
 PtyRun run_pty(int writes, const std::string& mode) {
@@ -34,8 +39,11 @@ PtyRun run_pty(int writes, const std::string& mode) {
     EXPECT_EQ(c.rc, 0) << c.err;
     r.rec = load_json(f);
     unlink(f.c_str());
-    for (auto& o : r.rec["hot_objects"])
-        if (o["detail"] == "flush_to_ldisc") r.ldisc = &o;
+    for (auto& o : r.rec["hot_objects"]) {
+        if (o["detail"] != "flush_to_ldisc") continue;
+        ++r.ldisc_objects;
+        if (!r.ldisc || o["handoffs"].get<std::uint64_t>() > (*r.ldisc)["handoffs"].get<std::uint64_t>()) r.ldisc = &o;
+    }
     return r;
 }
 
@@ -80,8 +88,13 @@ TEST(HandoffHost, PinnedWriterHandsNothing) {
     const auto& wq = r.rec["totals"]["workqueue"];
     ASSERT_TRUE(wq.is_object()) << "no workqueue attribution in the recording";
     EXPECT_GE(wq["work_functions"].value("flush_to_ldisc", 0), 1900) << wq["work_functions"].dump(1);
+    // The test's own item has no handoff (a hot object lists only objects with
+    // some), but another pty's may: none may have a share of the writes that only
+    // a handoff counted where there was none would give (one per write, or one
+    // every few), which the machine's terminals never come near in 2,000 writes.
     std::uint64_t h = r.ldisc ? (*r.ldisc)["handoffs"].get<std::uint64_t>() : 0;
-    EXPECT_LE(h, 2u) << "writer pinned to CPU 0: the work item stays on CPU 0";
+    EXPECT_LE(h, 2000u / 20) << "writer pinned to CPU 0: the work item stays on CPU 0 ("
+                             << r.ldisc_objects << " flush_to_ldisc objects with handoffs listed)";
 }
 
 TEST(HandoffHost, CountOnlyModeTracksNothing) {
