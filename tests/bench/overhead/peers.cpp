@@ -96,6 +96,22 @@ Status PerfStat::command(const char* what) {
     return make_error(fmt::format("perf stat did not acknowledge {} within 10 s", what), ETIMEDOUT);
 }
 
+Result<double> time_under_perf_stat(const std::string& event,
+                                    const std::function<Result<double>()>& timed, double expected) {
+    auto p = PerfStat::start(event);
+    if (!p) return p.error();
+    if (auto st = p->enable(); !st) return st.error();
+    auto ns = timed();
+    if (auto st = p->disable(); !st) return st.error();
+    auto hits = p->stop();
+    if (!hits) return hits.error();
+    if (ns && double(*hits) < expected)
+        return make_error(fmt::format("perf counted {} hits of {}, fewer than the {:.0f} triggered",
+                                      *hits, event, expected),
+                          EIO);
+    return ns;
+}
+
 // --- bpftrace --------------------------------------------------------------------------------
 
 Result<Bpftrace> Bpftrace::start(const char* script) {

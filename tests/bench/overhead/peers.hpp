@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -40,6 +41,11 @@ class PerfStat {
     std::string dir_, event_;
     int ctl_ = -1, ack_ = -1;
 };
+
+// perf counting EVENT while TIMED runs: TIMED's result, once perf's count reached
+// EXPECTED hits (fewer is a failure: perf missed what was triggered).
+Result<double> time_under_perf_stat(const std::string& event,
+                                    const std::function<Result<double>()>& timed, double expected);
 
 // bpftrace attached while this lives; its programs are those loaded since it
 // started that are still there once it says it attached.

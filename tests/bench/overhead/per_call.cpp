@@ -118,16 +118,9 @@ Result<double> time_under_program(const CallRig& rig, const CallVariant& v, Call
 }
 
 Result<double> time_under_perf(const CallRig& rig) {
-    auto p = PerfStat::start(kCallEvent);
-    if (!p) return p.error();
-    if (auto st = p->enable(); !st) return st.error();
-    double ns = time_calls(rig);
-    if (auto st = p->disable(); !st) return st.error();
-    auto hits = p->stop();
-    if (!hits) return hits.error();
-    if (auto st = counted_every_call("perf", *hits, double(rig.calls) * rig.batches); !st)
-        return st.error();
-    return ns;
+    return time_under_perf_stat(
+        kCallEvent, [&]() -> Result<double> { return time_calls(rig); },
+        double(rig.calls) * rig.batches);
 }
 
 Result<double> time_under_bpftrace(const CallRig& rig, const CallVariant& v, CallRow& row) {

@@ -54,18 +54,8 @@ Result<double> time_batches(const TriggerRig& rig) {
 
 // perf counting the tracepoint while the batches run; its count must cover them.
 Result<double> time_under_perf(const TriggerRig& rig) {
-    auto p = PerfStat::start(kTriggerEvent);
-    if (!p) return p.error();
-    if (auto st = p->enable(); !st) return st.error();
-    auto ns = time_batches(rig);
-    if (auto st = p->disable(); !st) return st.error();
-    auto hits = p->stop();
-    if (!hits) return hits.error();
-    if (ns && double(*hits) < rig.loops * rig.batches)
-        return make_error(fmt::format("perf counted {} hits of {}, fewer than the {:.0f} triggered", *hits,
-                                      kTriggerEvent, rig.loops * rig.batches),
-                          EIO);
-    return ns;
+    return time_under_perf_stat(kTriggerEvent, [&]() -> Result<double> { return time_batches(rig); },
+                                rig.loops * rig.batches);
 }
 
 // A BPF body attached: timed with run statistics off, then one batch with them on
