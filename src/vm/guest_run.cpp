@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "guest_outputs.hpp"
-#include "helper.hpp"
+#include "boot.hpp"
 #include "hotline/base/util.hpp"
 #include "hotline/vm/guest_channel.hpp"
 #include "run_dir.hpp"
@@ -49,7 +49,7 @@ Status check_memory(const GuestRequest& r) {
 }
 
 // Every top-level entry a run may leave in its directory (the kept
-// directory's manifest): the helper's files and the planned tests'.
+// directory's manifest): the boot's files and the planned tests'.
 std::vector<std::string> run_entries(const std::vector<std::string>& tests) {
     std::vector<std::string> e{"kernel.env", "timing.env", "console.log", "channel.log", "failure",
                                "stalled", "stalled-cpus.txt", "monitor.log", "host-binaries.sha256",
@@ -79,7 +79,7 @@ std::vector<std::string> planned_tests(const GuestRequest& r) {
 }
 
 struct Plan {
-    std::vector<std::string> scripts;  // files the helper copies into the guest
+    std::vector<std::string> scripts;  // files the boot copies into the guest
     bool stream = false;
 };
 
@@ -177,6 +177,7 @@ Status check_guest_request(const GuestRequest& r) {
 Result<GuestOutcome> run_in_guest(const GuestRequest& r) {
     if (auto s = check_guest_request(r); !s) return s.error();
     remove_abandoned_runs(fs::temp_directory_path().string());
+    if (vm_temp_base() != fs::temp_directory_path().string()) remove_abandoned_runs(vm_temp_base());
     GuestOutputs outputs;
     const std::vector<std::string> args = outputs.rewrite(r.args);
     const std::vector<std::string> tests = planned_tests(r);
@@ -184,8 +185,8 @@ Result<GuestOutcome> run_in_guest(const GuestRequest& r) {
     if (!dir) return dir.error();
     auto plan = plan_scripts(r, args, tests, dir->path());
     if (!plan) return plan.error();
-    HelperRun run{r, dir->path(), plan->scripts, plan->stream};
-    const GuestEnd end = run_helper(run);
+    BootRun run{r, dir->path(), plan->scripts, plan->stream};
+    const GuestEnd end = run_boot(run);
     if (end != GuestEnd::kRan) {
         if (end == GuestEnd::kGuestFailed) keep_console_log(*dir);
         return GuestOutcome{end, 0};
