@@ -33,8 +33,6 @@ constexpr long kBootAllowanceS = 90;
 constexpr long kDefaultScriptTimeoutS = 120;
 constexpr long kMiB = 1 << 20;
 
-void say(const std::string& text) { fmt::print(stderr, "hotline vm: {}\n", text); }
-
 long now_ms() { return static_cast<long>(monotonic_ns() / 1000000); }
 
 // The run's temporary directory: removed with everything in it on every exit path.
@@ -189,7 +187,7 @@ void show_console_tail(const std::string& log) {
     std::istringstream in(read_file_if_present(log).value_or(""));
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) lines.push_back(line);
-    say(fmt::format("last 30 lines of the guest console ({}):", log));
+    vm_log(fmt::format("last 30 lines of the guest console ({}):", log));
     for (std::size_t i = lines.size() > 30 ? lines.size() - 30 : 0; i < lines.size(); ++i)
         fmt::print(stderr, "  | {}\n", lines[i]);
 }
@@ -226,9 +224,10 @@ Result<Prepared> prepare(const BootRun& run, const std::string& work, long memor
     if (!kdir) return kdir.error();
     Prepared p{*kdir, choose_accel(*kdir + "/vmlinux", cache_dir()), work + "/initramfs.cpio", 0};
     if (p.accel.substr(0, 3) == "kvm")
-        say("accelerator: KVM");
+        vm_log("accelerator: KVM");
     else
-        say("accelerator: TCG (no working KVM): counts, handoffs and layouts are exact; nanosecond "
+        vm_log(
+            "accelerator: TCG (no working KVM): counts, handoffs and layouts are exact; nanosecond "
             "figures are "
             "emulated CPU time, not timings");
     t.kernel = now_ms();
@@ -249,9 +248,9 @@ GuestEnd boot_and_judge(const BootRun& run, const std::string& work, const Prepa
                         long tmo, Timing& t, ShutdownSignals& signals) {
     const GuestRequest& r = run.request;
     const std::string release = file_line(p.kdir + "/release");
-    say(fmt::format("booting {} under {} ({} CPUs, {} nodes, {} MiB initramfs, timeout {}s)",
-                    release, p.accel.substr(0, p.accel.find(',')), r.cpus, r.nodes, p.initramfs_mib,
-                    tmo));
+    vm_log(fmt::format("booting {} under {} ({} CPUs, {} nodes, {} MiB initramfs, timeout {}s)",
+                       release, p.accel.substr(0, p.accel.find(',')), r.cpus, r.nodes,
+                       p.initramfs_mib, tmo));
     const std::string qwork = work + "/qemu";
     std::error_code ec;
     fs::create_directories(qwork, ec);
@@ -274,12 +273,12 @@ GuestEnd boot_and_judge(const BootRun& run, const std::string& work, const Prepa
         fmt::format("kernel_fetch_ms={}\ninitramfs_ms={}\nqemu_ms={}\ntotal_ms={}\nqemu_rc={}\n",
                     t.kernel - t.start, t.initramfs - t.kernel, t.qemu - t.initramfs,
                     now_ms() - t.start, end->qemu_rc));
-    say(fmt::format("{}: kernel ready in {} ms, initramfs {} ms, QEMU {} ms", release,
-                    t.kernel - t.start, t.initramfs - t.kernel, t.qemu - t.initramfs));
+    vm_log(fmt::format("{}: kernel ready in {} ms, initramfs {} ms, QEMU {} ms", release,
+                       t.kernel - t.start, t.initramfs - t.kernel, t.qemu - t.initramfs));
     const std::string why = failure_cause(run.out, end->qemu_rc, count_done(channel), tmo);
     if (why.empty()) return GuestEnd::kRan;
     (void)write_file_atomic(run.out + "/failure", why + "\n");
-    say("FAILED: " + why);
+    vm_log("FAILED: " + why);
     show_console_tail(run.out + "/console.log");
     return GuestEnd::kGuestFailed;
 }
@@ -298,6 +297,8 @@ std::string failure_cause(const std::string& out, int qemu_rc, long done_markers
         return fmt::format("guest never reported HLVM-DONE (QEMU exit status {})", qemu_rc);
     return {};
 }
+
+void vm_log(const std::string& text) { fmt::print(stderr, "hotline vm: {}\n", text); }
 
 long min_memory_mib(long initramfs_mib) { return 2 * initramfs_mib + 256; }
 
@@ -347,12 +348,12 @@ GuestEnd run_boot(const BootRun& run) {
     Timing t;
     auto prepared = prepare(run, work->path(), *memory, t, signals);
     if (interrupted(signals)) {
-        say("interrupted: stopping the guest");
+        vm_log("interrupted: stopping the guest");
         return GuestEnd::kInterrupted;
     }
     if (!prepared) return failed(prepared.error());
     if (std::string why = memory_problem(*memory, prepared->initramfs_mib); !why.empty()) {
-        say("error: " + why);
+        vm_log("error: " + why);
         return GuestEnd::kUsage;
     }
     return boot_and_judge(run, work->path(), *prepared, *memory, tmo, t, signals);

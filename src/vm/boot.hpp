@@ -44,6 +44,9 @@ long script_timeout_s(const std::string& text);
 // characters (QEMU parses option values: a comma starts a new parameter), else /tmp.
 std::string vm_temp_base();
 
+// "hotline vm: TEXT" on stderr: what the run is doing and why it failed.
+void vm_log(const std::string& text);
+
 // HOTLINE_VM_CACHE, else XDG_CACHE_HOME/hotline, else ~/.cache/hotline.
 std::string cache_dir();
 

@@ -11,6 +11,7 @@
 #include "boot.hpp"
 #include "hotline/base/util.hpp"
 #include "hotline/vm/guest_channel.hpp"
+#include "hotline/vm/kernels.hpp"
 #include "run_dir.hpp"
 
 namespace hotline::vm {
@@ -163,6 +164,10 @@ Status check_guest_request(const GuestRequest& r) {
     if (r.args.empty() == r.scripts.empty())
         return make_error(r.args.empty() ? "nothing to run: hotline vm [options] -- HOTLINE-ARGS..."
                                          : "--script and a command line after -- exclude each other");
+    std::error_code ec;
+    if (!fs::is_regular_file(r.kernel, ec) && !find_kernel_alias(r.kernel))
+        return make_error(fmt::format("--kernel {}: not a kernel alias or file: use {}, or a path to a bzImage, vmlinux "
+                                      "or linux-image .deb", r.kernel, kernel_alias_list()));
     if (is_kernel_image(r.kernel) && r.modules.empty())
         return make_error(fmt::format("--kernel {}: a kernel image needs --modules DIR (its lib/modules/RELEASE, for "
                                       "veth), or --modules none when veth is built in", r.kernel));

@@ -33,6 +33,7 @@ namespace {
     if (in >= 0) dup2(in, STDIN_FILENO);
     if (io.out >= 0) dup2(io.out, STDOUT_FILENO);
     if (io.err >= 0) dup2(io.err, STDERR_FILENO);
+    if (!io.cwd.empty() && chdir(io.cwd.c_str()) != 0) _exit(127);
     execvp(argv[0], argv);
     _exit(127);
 }
@@ -82,7 +83,7 @@ Result<std::string> run_output(const std::vector<std::string>& argv, int err_fd,
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return make_error("pipe", errno);
     int null = err_fd >= 0 ? -1 : open("/dev/null", O_WRONLY | O_CLOEXEC);
-    auto pid = spawn(argv, {-1, fds[1], err_fd >= 0 ? err_fd : null});
+    auto pid = spawn(argv, {-1, fds[1], err_fd >= 0 ? err_fd : null, {}});
     close(fds[1]);
     if (null >= 0) close(null);
     if (!pid) {
@@ -112,6 +113,36 @@ Result<std::string> run_output(const std::vector<std::string>& argv, int err_fd,
     if (rc != 0)
         return make_error(fmt::format("{} failed (exit status {})", shell_words(argv), rc));
     return out;
+}
+
+Result<int> run_to_end(const std::vector<std::string>& argv, const ChildIo& io,
+                       const std::function<bool()>& stop) {
+    auto pid = spawn(argv, io);
+    if (!pid) return pid.error();
+    for (;;) {
+        if (auto rc = wait_child(*pid, 0.2)) return *rc;
+        if (stop && stop()) {
+            stop_child(*pid, 5);
+            return make_error(argv[0] + " was stopped");
+        }
+    }
+}
+
+Result<int> run_pipeline(const std::vector<std::string>& first,
+                         const std::vector<std::string>& second,
+                         const std::function<bool()>& stop) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return make_error("pipe", errno);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    auto writer = spawn(first, {-1, fds[1], null, {}});
+    close(fds[1]);
+    auto reader =
+        writer ? run_to_end(second, {fds[0], null, null, {}}, stop) : Result<int>(writer.error());
+    close(fds[0]);
+    if (null >= 0) close(null);
+    // The writer ends once its reader has: SIGPIPE, or its own end.
+    if (writer && !wait_child(*writer, 5)) stop_child(*writer, 1);
+    return reader;
 }
 
 std::optional<std::string> find_program(const std::string& name) {

@@ -22,6 +22,7 @@ struct ChildIo {
     int in = -1;
     int out = -1;
     int err = -1;
+    std::string cwd;  // its working directory, when not empty
 };
 
 // Started with the calling thread as its parent: PR_SET_PDEATHSIG fires when
@@ -43,6 +44,14 @@ int stop_child(pid_t pid, double grace_s);
 // 200 ms, ends the child early (an error).
 Result<std::string> run_output(const std::vector<std::string>& argv, int err_fd = -1,
                                const std::function<bool()>& stop = {});
+
+// Runs ARGV with IO to its end; its exit code, or an error when STOP ended it.
+Result<int> run_to_end(const std::vector<std::string>& argv, const ChildIo& io,
+                       const std::function<bool()>& stop);
+
+// `FIRST | SECOND`: two children and a pipe; SECOND's exit code.
+Result<int> run_pipeline(const std::vector<std::string>& first,
+                         const std::vector<std::string>& second, const std::function<bool()>& stop);
 
 // The executable NAME on PATH, or nothing.
 std::optional<std::string> find_program(const std::string& name);

@@ -45,7 +45,7 @@ bool kvm_boots(const std::string& vmlinux) {
     auto pid = spawn({kQemu, "-accel", "kvm", "-cpu", "host", "-m", "256M", "-nodefaults",
                       "-display", "none", "-no-reboot", "-serial", "stdio", "-kernel", vmlinux,
                       "-append", "console=ttyS0 earlyprintk=ttyS0 panic=-1"},
-                     {-1, fds[1], null});
+                     {-1, fds[1], null, {}});
     close(fds[1]);
     if (null >= 0) close(null);
     std::string seen;
@@ -214,7 +214,7 @@ Result<BootEnd> boot_guest(const BootSpec& spec, ShutdownSignals& signals) {
     fs::remove(spec.work + "/stalled");
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return make_error("pipe", errno);
-    auto pid = spawn(qemu_argv(spec), {-1, fds[1], fds[1]});
+    auto pid = spawn(qemu_argv(spec), {-1, fds[1], fds[1], {}});
     close(fds[1]);
     std::thread filter(filter_console, fds[0], spec.work + "/console.log", spec.live);
     BootEnd end{255, false};

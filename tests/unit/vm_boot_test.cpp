@@ -72,7 +72,7 @@ TEST(VmInitramfs, NewcArchiveHoldsEveryMemberWithParentsFirst) {
     auto members = parse_newc(tmp.read("a.cpio"));
     std::vector<std::string> names;
     for (auto& m : members) names.push_back(m.name);
-    EXPECT_EQ(names, (std::vector<std::string>{"hlvm", "hlvm/env", "odd", "proc", "usr", "usr/lib",
+    ASSERT_EQ(names, (std::vector<std::string>{"hlvm", "hlvm/env", "odd", "proc", "usr", "usr/lib",
                                                "usr/lib/x86_64-linux-gnu",
                                                "usr/lib/x86_64-linux-gnu/libtool.so"}));
     EXPECT_EQ(members[0].mode, S_IFDIR | 0755u);
@@ -92,7 +92,7 @@ TEST(VmInitramfs, CpioToolReadsTheArchive) {
     int in = open((tmp / "a.cpio").c_str(), O_RDONLY | O_CLOEXEC);
     int fds[2];
     ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
-    auto pid = spawn({"cpio", "-it", "--quiet"}, {in, fds[1], -1});
+    auto pid = spawn({"cpio", "-it", "--quiet"}, {in, fds[1], -1, {}});
     close(fds[1]);
     close(in);
     ASSERT_TRUE(pid);
