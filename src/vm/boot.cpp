@@ -71,7 +71,7 @@ GuestEnd failed(const Error& e) {
 Status require_tools() {
     std::string missing;
     for (const char* t :
-         {"qemu-system-x86_64", "ldd", "xz", "zstd", "dpkg-deb", "tar", "apt-get", "flock"})
+         {"qemu-system-x86_64", "ldd", "xz", "zstd", "dpkg-deb", "tar", "apt-get"})
         if (!find_program(t)) missing += (missing.empty() ? "" : " ") + std::string(t);
     if (missing.empty()) return ok_status();
     return make_error("missing tools: " + missing, 0,
