@@ -130,8 +130,10 @@ Result<std::string> kernel_package(const Apt& apt) {
     static const std::regex dep(R"(Depends: (linux-image-[0-9]\S*))");
     auto deps = apt.query({"depends", "linux-image-amd64"});
     std::string pkg = deps ? first_field_after(*deps, dep) : "";
+    // apt-get update exits 0 when a mirror cannot be reached: its log says why.
     if (pkg.empty())
-        return make_error("no linux-image-*-amd64 behind linux-image-amd64 in " + apt.suite);
+        return make_error("no linux-image-*-amd64 behind linux-image-amd64 in " + apt.suite +
+                          " (apt-get update:" + log_tail(apt.dir + "/update.log") + ")");
     return pkg;
 }
 
