@@ -234,7 +234,7 @@ hotline::Result<hotline::ScenarioOptions> to_scenario_options(const ScenarioArgs
 
 namespace hotline::cli {
 // `hotline vm` and `hotline ab` (src/cli/vm_command.cpp, src/cli/ab_command.cpp): the guest's
-// shape and kernel, handed to the VM helper (libexec/vm/hotline-vm).
+// shape and kernel, booted by the vm layer (src/vm/).
 struct VmOptions {
     std::string kernel = "debian:6.12";
     std::string modules;  // modules directory of a kernel given as an image file

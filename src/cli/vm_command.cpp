@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "hotline/vm/guest_run.hpp"
+#include "hotline/vm/kernels.hpp"
 
 namespace hotline::cli {
 
@@ -48,8 +49,8 @@ namespace {
 
 void add_guest_options(CLI::App* c, VmOptions& o) {
     c->add_option("--kernel", o.kernel,
-                  fmt::format("debian:5.10|debian:6.1|debian:6.12|debian:latest, or a bzImage, vmlinux or "
-                              "linux-image .deb (default {})", o.kernel));
+                  fmt::format("{}, or a bzImage, vmlinux or linux-image .deb (default {})",
+                              vm::kernel_alias_list(), o.kernel));
     c->add_option("--modules", o.modules,
                   "Modules directory of a kernel image (for veth), or none when veth is built in");
     c->add_option("--nodes", o.nodes, fmt::format("Emulated NUMA nodes (default {})", o.nodes))

@@ -125,7 +125,7 @@ private:
             if (auto u = field(ws, 1, "uptime")) out_.done_uptime = seconds(*u);
             return;
         }
-        if (kind == "HLVM-START") return;  // read by the helper's progress watch
+        if (kind == "HLVM-START") return;  // read by the progress watch (watch.cpp)
         refuse_line("an unknown or malformed marker");
     }
 

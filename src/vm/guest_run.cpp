@@ -8,9 +8,10 @@
 #include <filesystem>
 
 #include "guest_outputs.hpp"
-#include "helper.hpp"
+#include "boot.hpp"
 #include "hotline/base/util.hpp"
 #include "hotline/vm/guest_channel.hpp"
+#include "hotline/vm/kernels.hpp"
 #include "run_dir.hpp"
 
 namespace hotline::vm {
@@ -49,7 +50,7 @@ Status check_memory(const GuestRequest& r) {
 }
 
 // Every top-level entry a run may leave in its directory (the kept
-// directory's manifest): the helper's files and the planned tests'.
+// directory's manifest): the boot's files and the planned tests'.
 std::vector<std::string> run_entries(const std::vector<std::string>& tests) {
     std::vector<std::string> e{"kernel.env", "timing.env", "console.log", "channel.log", "failure",
                                "stalled", "stalled-cpus.txt", "monitor.log", "host-binaries.sha256",
@@ -79,7 +80,7 @@ std::vector<std::string> planned_tests(const GuestRequest& r) {
 }
 
 struct Plan {
-    std::vector<std::string> scripts;  // files the helper copies into the guest
+    std::vector<std::string> scripts;  // files the boot copies into the guest
     bool stream = false;
 };
 
@@ -163,6 +164,10 @@ Status check_guest_request(const GuestRequest& r) {
     if (r.args.empty() == r.scripts.empty())
         return make_error(r.args.empty() ? "nothing to run: hotline vm [options] -- HOTLINE-ARGS..."
                                          : "--script and a command line after -- exclude each other");
+    std::error_code ec;
+    if (!fs::is_regular_file(r.kernel, ec) && !find_kernel_alias(r.kernel))
+        return make_error(fmt::format("--kernel {}: not a kernel alias or file: use {}, or a path to a bzImage, vmlinux "
+                                      "or linux-image .deb", r.kernel, kernel_alias_list()));
     if (is_kernel_image(r.kernel) && r.modules.empty())
         return make_error(fmt::format("--kernel {}: a kernel image needs --modules DIR (its lib/modules/RELEASE, for "
                                       "veth), or --modules none when veth is built in", r.kernel));
@@ -177,6 +182,7 @@ Status check_guest_request(const GuestRequest& r) {
 Result<GuestOutcome> run_in_guest(const GuestRequest& r) {
     if (auto s = check_guest_request(r); !s) return s.error();
     remove_abandoned_runs(fs::temp_directory_path().string());
+    if (vm_temp_base() != fs::temp_directory_path().string()) remove_abandoned_runs(vm_temp_base());
     GuestOutputs outputs;
     const std::vector<std::string> args = outputs.rewrite(r.args);
     const std::vector<std::string> tests = planned_tests(r);
@@ -184,8 +190,8 @@ Result<GuestOutcome> run_in_guest(const GuestRequest& r) {
     if (!dir) return dir.error();
     auto plan = plan_scripts(r, args, tests, dir->path());
     if (!plan) return plan.error();
-    HelperRun run{r, dir->path(), plan->scripts, plan->stream};
-    const GuestEnd end = run_helper(run);
+    BootRun run{r, dir->path(), plan->scripts, plan->stream};
+    const GuestEnd end = run_boot(run);
     if (end != GuestEnd::kRan) {
         if (end == GuestEnd::kGuestFailed) keep_console_log(*dir);
         return GuestOutcome{end, 0};

@@ -12,7 +12,7 @@ unlicensed=$( { find "$root/src" "$root/include" "$root/bpf" "$root/libexec" "$r
     -path "$root/bpf/vmlinux" -prune -o -path "$root/tests/fixtures" -prune -o -path "$root/tests/fuzz/corpus" -prune -o \
     -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' -o -name '*.sh' -o -name '*.py' \
     -o -name '*.cmake' -o -name CMakeLists.txt \) -print0
-    printf '%s\0' "$root/CMakeLists.txt" "$root/.ci/run" "$root/libexec/vm/hotline-vm" ; } |
+    printf '%s\0' "$root/CMakeLists.txt" "$root/.ci/run" ; } |
     xargs -0 awk 'FNR == 1 { if (NR > 1 && !seen) print prev; seen = 0; prev = FILENAME }
                   FNR <= 5 && /SPDX-License-Identifier: / { seen = 1 }
                   END { if (NR > 0 && !seen) print prev }')

@@ -259,6 +259,9 @@ TEST(GuestRequest, MemoryAndKernelImagesAreCheckedBeforeAnythingStarts) {
     GuestRequest bare_alias = r;
     bare_alias.kernel = "6.1";
     EXPECT_TRUE(check_guest_request(bare_alias));
+    GuestRequest unknown = r;
+    unknown.kernel = "debian:6.2";
+    fails_with(unknown, "--kernel debian:6.2: not a kernel alias or file: use debian:6.1|debian:6.12");
     TempDir d;
     d.write("bzImage", "an image");
     GuestRequest image = r;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // One `hotline vm` run: a QEMU guest booted with a chosen kernel and NUMA
 // shape runs a hotline command line (or test scripts), and its results come
-// back to the host.  The booting itself (kernel fetch, initramfs, QEMU) is the
-// shipped helper libexec/vm/hotline-vm, started with an argv; everything that
-// comes back from the guest is read here (guest_channel.hpp), and the host
-// files it produces go through hotline's one output policy.
+// back to the host.  The booting (kernel cache, initramfs, QEMU started with an
+// argv and watched) is src/vm/boot.cpp; everything that comes back from the
+// guest is read here (guest_channel.hpp), and the host files it produces go
+// through hotline's one output policy.
 #pragma once
 
 #include <string>
@@ -31,7 +31,7 @@ struct GuestRequest {
 
 enum class GuestEnd {
     kRan,          // the guest ran everything; `rc` is the command's exit status (0 for scripts)
-    kUsage,        // the request cannot run as given (the helper said why)
+    kUsage,        // the request cannot run as given (said on stderr)
     kGuestFailed,  // no result: boot, panic, hang past the timeout
     kInterrupted,  // a signal stopped the guest
 };

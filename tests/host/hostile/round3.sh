@@ -6,11 +6,11 @@
 # from outside, strings reaching the terminal, and the smaller items.  Each
 # case counts; a break is any case that fails.  Before and after: the knobs
 # hotline's catalog names and every IRQ's affinity are the same.
-#   round3.sh HOTLINE FIXTURES_DIR LIBEXEC_VM_DIR
+#   round3.sh HOTLINE FIXTURES_DIR VM_HARNESS_TESTS
 set -u
 hotline=$(realpath "$1")
 fixtures=$(realpath "$2")
-libexec=$(realpath "$3")
+vm_harness=$(realpath "$3")
 here=$(cd "$(dirname "$0")" && pwd)
 CHECK_VERBOSE=1
 . "$here/../../lib/checks.sh"
@@ -76,8 +76,8 @@ assert "4: --keep of a foreign directory: refused (exit $rc), its content kept" 
     test "$rc" = 64 -a "$(cat other/data)" = precious -a -f other/kernel.env
 
 # ---------------------------------------------------------------- 5: the kernel cache
-assert "5: cache digests, links, aliases and .deb keys (vmharness.kernel-cache)" \
-    bash -c "'$here/../../vm/harness/kernel_cache_test.sh' '$libexec' >/dev/null 2>&1"
+assert "5: cache digests, links, aliases and .deb keys (vm_harness_tests KernelCache.*)" \
+    bash -c "'$vm_harness' --gtest_filter='KernelCache.*' >/dev/null 2>&1"
 
 # ---------------------------------------------------------------- 6: memory, images, SIGKILL
 rc=$(rc_of "$hotline" vm --memory 128M -- probe)
