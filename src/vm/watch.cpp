@@ -29,6 +29,17 @@ bool ends_with(std::string_view s, std::string_view p) {
     return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
+// The next line of TEXT from POS (moved past it): nothing at the end, and
+// `complete` false for a last line without its newline (still being written).
+std::optional<std::string_view> next_line(std::string_view text, std::size_t& pos, bool& complete) {
+    if (pos >= text.size()) return std::nullopt;
+    std::size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    complete = nl != std::string_view::npos;
+    return line;
+}
+
 long env_long(const char* name, long fallback) {
     const char* v = std::getenv(name);
     long n = 0;
@@ -96,12 +107,10 @@ long step_limit_s(std::string_view marker, long base_s) {
 std::string last_marker(std::string_view channel) {
     std::string last;
     std::size_t pos = 0;
-    while (pos < channel.size()) {
-        std::size_t nl = channel.find('\n', pos);
-        std::string_view line =
-            channel.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-        pos = nl == std::string_view::npos ? channel.size() : nl + 1;
-        if (nl == std::string_view::npos) break;  // a line still being written
+    bool complete = false;
+    while (auto next = next_line(channel, pos, complete)) {
+        if (!complete) break;  // a line still being written
+        std::string_view line = *next;
         while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         for (std::string_view m : {"HLVM-HELLO", "HLVM-START", "HLVM-RESULT", "HLVM-DONE"})
             if (starts_with(line, m)) last = std::string(line);
@@ -216,14 +225,10 @@ std::optional<std::string> fatal_console_line(std::string_view console) {
         "Kernel panic", "Oops:", "BUG: unable to handle", "general protection fault",
         "kernel BUG at"};
     std::size_t pos = 0;
-    while (pos < console.size()) {
-        std::size_t nl = console.find('\n', pos);
-        std::string_view line =
-            console.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-        pos = nl == std::string_view::npos ? console.size() : nl + 1;
+    bool complete = false;
+    while (auto line = next_line(console, pos, complete))
         for (auto f : kFatal)
-            if (line.find(f) != std::string_view::npos) return std::string(line);
-    }
+            if (line->find(f) != std::string_view::npos) return std::string(*line);
     return std::nullopt;
 }
 
