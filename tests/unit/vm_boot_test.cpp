@@ -147,6 +147,8 @@ TEST(VmWatch, LastMarkerIgnoresPayloadAndPartialLines) {
               "HLVM-START a timeout=1");
     EXPECT_EQ(last_marker("HLVM-HELLO release=x uptime=1\nHLVM-DO"),
               "HLVM-HELLO release=x uptime=1");
+    // A marker whose line is still being written is not one yet.
+    EXPECT_EQ(last_marker("HLVM-HELLO release=x uptime=1\nHLVM-START b timeo"), "HLVM-HELLO release=x uptime=1");
     EXPECT_EQ(last_marker(""), "");
 }
 
