@@ -134,6 +134,7 @@ Result<std::unique_ptr<LoadedObject>> DiscoveryImpl::load_once(bool* retry) {
 }
 
 Status DiscoveryImpl::attach() {
+    std::vector<std::pair<bpf_program*, bpf_link*>> links;
     for (std::size_t i = 0; i < slots_.size(); ++i) {
         if (!live_[i]) continue;
         bpf_program* p = bpf_object__find_program_by_name(obj_->obj(), program_name(slots_[i], i).c_str());
@@ -143,11 +144,22 @@ Status DiscoveryImpl::attach() {
             live_[i] = false;
             continue;
         }
-        obj_->own_link(l);
+        links.emplace_back(p, l);
         programs_.push_back(p);
     }
     if (programs_.empty()) return make_error("no discover program attached", ENOENT);
+    windows_ = std::make_unique<AttachWindows>(std::move(links),
+                                               DutyCycle{.percent = opts_.duty_percent, .period = kDiscoverDutyPeriod});
     return ok_status();
+}
+
+std::vector<DiscoverRefusal> DiscoveryImpl::refusals() const {
+    std::vector<DiscoverRefusal> out = refusals_;
+    if (!windows_) return out;
+    for (const auto& [prog, why] : windows_->failures())
+        for (std::size_t i = 0; i < slots_.size(); ++i)
+            if (live_[i] && program_name(slots_[i], i) == bpf_program__name(prog)) out.push_back({slots_[i].label(), why});
+    return out;
 }
 
 Status DiscoveryImpl::open_programs() {

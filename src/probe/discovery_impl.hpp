@@ -9,6 +9,7 @@
 
 #include "hotline/probe/bpf_skeleton.hpp"
 #include "hotline/probe/discovery.hpp"
+#include "attach_windows.hpp"
 #include "hotline/probe/run_stats_window.hpp"
 #include "discover.skel.h"
 
@@ -21,10 +22,12 @@ public:
     const std::vector<DiscoverSlot>& slots() const override { return slots_; }
     bool attached(std::size_t slot) const override { return slot < live_.size() && live_[slot]; }
     std::size_t attached_count() const override { return programs_.size(); }
-    const std::vector<DiscoverRefusal>& refusals() const override { return refusals_; }
+    std::vector<DiscoverRefusal> refusals() const override;
     std::size_t over_capacity() const override { return over_; }
     double attach_seconds() const override { return attach_seconds_; }
     std::uint32_t sample() const override { return sample_; }
+    int duty_percent() const override { return opts_.duty_percent; }
+    double watched_seconds() const override { return windows_ ? windows_->watched_seconds() : 0.0; }
     Result<DiscoverReading> read() const override;
     ProgCost total_cost() const override;
 
@@ -52,6 +55,8 @@ private:
     double attach_seconds_ = 0;
     std::unique_ptr<LoadedObject> obj_;
     std::vector<bpf_program*> programs_;
+    // After obj_: destroyed (every link detached) before the object closes.
+    std::unique_ptr<AttachWindows> windows_;
     std::shared_ptr<const void> owners_view_;
     std::unique_ptr<RunStatsWindow::Member> stats_;
     mutable std::optional<RunCostScaler> scaler_;

@@ -68,8 +68,13 @@ std::string discover_sections(const json& doc, std::size_t top) {
     const json& d = doc.contains("discover") ? doc["discover"] : json();
     if (!d.is_object() || !d.contains("types") || !d["types"].is_array() || d["types"].empty()) return "";
     const json& types = d["types"];
-    std::string o = fmt::format("<h2>Discovered types</h2>\n<p>{} attach points, 1 object in {} tracked. {}.</p>\n",
-                                d.value("attach_points", 0), d.value("sample", 1), xml_escape(d.value("touch", "")));
+    const json duty = d.contains("duty_cycle") && d["duty_cycle"].is_object() ? d["duty_cycle"] : json::object();
+    const int percent = duty.value("percent", 100);
+    const std::string watched =
+        percent < 100 ? fmt::format(", attached {}% of the time (rates per attached second)", percent) : "";
+    std::string o = fmt::format("<h2>Discovered types</h2>\n<p>{} attach points, 1 object in {} tracked{}. {}.</p>\n",
+                                d.value("attach_points", 0), d.value("sample", 1), watched,
+                                xml_escape(d.value("touch", "")));
     o += ranking(types, top);
     std::string matrices, layouts;
     for (std::size_t i = 0; i < types.size() && i < top; ++i) {

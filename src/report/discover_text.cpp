@@ -17,6 +17,12 @@ void render_setup(std::ostream& os, const nlohmann::json& d) {
                       d.value("attach_points", 0), d.value("attach_seconds", 0.0), d.value("sample", 1),
                       d.value("program_runs_per_s", 0.0), d.value("program_ns_per_run", 0.0),
                       d.value("program_cpu_percent", 0.0));
+    const auto duty = d.value("duty_cycle", nlohmann::json::object());
+    if (duty.value("percent", 100) < 100)
+        os << fmt::format("  attached {}% of the time ({:.1f} s of every {:.1f} s; {:.1f} s in all): rates are per "
+                          "attached second (--duty-cycle 100 watches throughout)\n",
+                          duty.value("percent", 100), duty.value("period_s", 0.0) * duty.value("percent", 100) / 100,
+                          duty.value("period_s", 0.0), duty.value("watched_s", 0.0));
     for (const auto& r : d.value("refused", nlohmann::json::array()))
         os << fmt::format("  refused: {}: {}\n", r.value("attach", ""), r.value("reason", ""));
     if (std::size_t over = d.value("over_capacity", std::size_t(0)))

@@ -108,12 +108,19 @@ nlohmann::json type_json(const Discovery& d, const DiscoverReading& r, const Typ
             {"hottest", objects_json(d, r, t.type, top)}};
 }
 
+nlohmann::json duty_json(const Discovery& d) {
+    return {{"percent", d.duty_percent()},
+            {"period_s", std::chrono::duration<double>(kDiscoverDutyPeriod).count()},
+            {"watched_s", d.watched_seconds()}};
+}
+
 nlohmann::json setup_json(const Discovery& d, double seconds) {
     nlohmann::json refused = nlohmann::json::array();
     for (const auto& f : d.refusals()) refused.push_back({{"attach", f.attach}, {"reason", f.reason}});
     ProgCost cost = d.total_cost();
     return {{"touch", kTouchMeaning},
             {"sample", d.sample()},
+            {"duty_cycle", duty_json(d)},
             {"attach_points", d.attached_count()},
             {"attach_seconds", d.attach_seconds()},
             {"refused", refused},
@@ -129,10 +136,12 @@ nlohmann::json discover_analysis(const Discovery& d, const DiscoverReading& r,
                                  const std::map<std::string, nlohmann::json>& layouts, double seconds,
                                  std::size_t top) {
     nlohmann::json out = setup_json(d, seconds);
+    // Counts are from the windows the programs were attached in.
+    const double watched = d.watched_seconds();
     nlohmann::json types = nlohmann::json::array();
     for (const auto& t : per_type(d, r)) {
         if (!t.c.touches) continue;
-        nlohmann::json j = type_json(d, r, t, seconds, top);
+        nlohmann::json j = type_json(d, r, t, watched, top);
         auto l = layouts.find(t.type);
         if (types.size() < top && t.handoffs() && l != layouts.end()) j["layout"] = l->second;
         types.push_back(std::move(j));

@@ -18,7 +18,9 @@ inline constexpr const char* kTouchMeaning =
     "object passed through the kernel on another CPU than the last time it was seen";
 
 // `layouts`: a struct's line layout (to_json) by type name, for the types the
-// slots pass; only the `top` types by handoffs keep theirs.
+// slots pass; only the `top` types by handoffs keep theirs.  Rates are per
+// second the programs were attached; `seconds`, the recording's length, prices
+// their cost.
 nlohmann::json discover_analysis(const Discovery& d, const DiscoverReading& r,
                                  const std::map<std::string, nlohmann::json>& layouts, double seconds,
                                  std::size_t top);

@@ -162,3 +162,23 @@ TEST(DiscoverHost, AFunctionTheKernelRefusesIsNamedAndTheRestAttach) {
         EXPECT_NE(rank_of(d, "task_struct"), -1) << "the tracepoints attached anyway";
     }
 }
+
+// The default duty cycle detaches the programs half of each period: the
+// machine runs them about half as often as when they stay attached, and the
+// rates are per attached second.  churn keeps both CPUs equally busy
+// throughout, so the runs per second of the two sessions compare.
+TEST(DiscoverHost, TheDefaultDutyCycleDetachesTheProgramsHalfTheTime) {
+    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
+    const double secs = 4;
+    auto half = discover("-d 4 --workload churn");
+    auto full = discover("-d 4 --workload churn --duty-cycle 100");
+    const auto& duty = half["duty_cycle"];
+    ASSERT_EQ(duty["percent"], 50) << half.dump(1);
+    // Two 1-s windows of a 4-s recording, and the set-up before the workload.
+    EXPECT_GT(duty["watched_s"].get<double>(), 0.4 * secs) << duty.dump();
+    EXPECT_LT(duty["watched_s"].get<double>(), 0.7 * secs) << duty.dump();
+    EXPECT_GT(full["duty_cycle"]["watched_s"].get<double>(), 0.95 * secs) << full["duty_cycle"].dump();
+    const double runs_half = half["program_runs_per_s"], runs_full = full["program_runs_per_s"];
+    EXPECT_LT(runs_half, 0.75 * runs_full) << "runs/s with the duty cycle " << runs_half << ", attached throughout "
+                                           << runs_full;
+}

@@ -5,6 +5,7 @@
 // node, or another node.  Destroying it detaches everything.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,7 +31,13 @@ struct DiscoverOptions {
     std::uint32_t sample = 1;
     // Owner table entries (a 4-way set-associative array, a power of two).
     std::uint32_t owner_capacity = 16384;
+    // Percent of the time the programs are attached, in windows of
+    // kDiscoverDutyPeriod: detached, they cost nothing (a program that returns
+    // early still pays the tracepoint's dispatch).  Rates are per watched second.
+    int duty_percent = 50;
 };
+
+inline constexpr std::chrono::milliseconds kDiscoverDutyPeriod{2000};
 
 // The tracepoints discover attaches by default: wakeups, switches and
 // migrations (task_struct), socket data arrival and sends and TCP's rare
@@ -102,11 +109,14 @@ public:
     virtual const std::vector<DiscoverSlot>& slots() const = 0;
     virtual bool attached(std::size_t slot) const = 0;
     virtual std::size_t attached_count() const = 0;
-    virtual const std::vector<DiscoverRefusal>& refusals() const = 0;
+    virtual std::vector<DiscoverRefusal> refusals() const = 0;
     // Attach points that matched but found no free slot (HL_DISC_SLOTS per session).
     virtual std::size_t over_capacity() const = 0;
     virtual double attach_seconds() const = 0;
     virtual std::uint32_t sample() const = 0;
+    virtual int duty_percent() const = 0;
+    // Seconds during which the programs were attached, since open.
+    virtual double watched_seconds() const = 0;
     // Counts since open; objects sorted by handoffs.
     virtual Result<DiscoverReading> read() const = 0;
     // The programs' own runs and run time so far, summed (estimated from the

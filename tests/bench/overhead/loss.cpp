@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The workload loss of the loss session, to 1%: many short interleaved pairs,
 // with the extra arms (--loss-arm) in the same rounds.
+#include <random>
+#include <thread>
+
 #include "hotline/probe/discovery.hpp"
 #include "overhead.hpp"
 
@@ -14,6 +17,7 @@ namespace overhead {
 struct LossRun {
     double rate = 0, cpu_ns_per_op = 0, bpf_ns_per_op = 0, bpf_runs_per_op = 0;
     double timed_runs_per_op = 0;  // the runs that paid the statistics' clock reads
+    double ops = 0;
 };
 
 Result<LossRun> loss_run(Scenario& sc, const Session* s) {
@@ -31,6 +35,7 @@ Result<LossRun> loss_run(Scenario& sc, const Session* s) {
     if (!(ops > 0) || !res->cpu.threads_measured || !(res->seconds > 0))
         return make_error("the workload measured no operations or no thread CPU time", EIO);
     LossRun lr;
+    lr.ops = ops;
     lr.rate = ops / res->seconds;
     lr.cpu_ns_per_op = (res->cpu.sender_pct + res->cpu.receiver_pct) / 100 * res->seconds * 1e9 / ops;
     if (s) {
@@ -54,7 +59,7 @@ SessionOptions g_loss_session;
 // The loss section's arms: without and with its session (the goal's pair), and
 // extra arms (--loss-arm) run in the same rounds, so that what each costs is
 // measured against the same drift of the machine as the loss itself.
-enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor, kDiscover };
+enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor, kDiscover, kDiscoverFull };
 
 struct ExtraArmSpec {
     LossArm arm;
@@ -77,8 +82,10 @@ constexpr ExtraArmSpec kExtraArms[] = {
     {LossArm::kNoWorkq, "no-workq", "the session without the workqueue attribution (record --no-workq)",
      [](SessionOptions o) { o.workq = false; return o; }},
     {LossArm::kFloor, "floor", "empty programs on the session's tracepoints (bench/bpf/floor.bpf.c)", nullptr},
-    {LossArm::kDiscover, "discover", "hotline discover's default attach set, every object tracked (no session)",
-     nullptr},
+    {LossArm::kDiscover, "discover",
+     "hotline discover's default (attach set, duty cycle), every object tracked (no session)", nullptr},
+    {LossArm::kDiscoverFull, "discover-full",
+     "hotline discover's default attach set attached throughout (--duty-cycle 100, no session)", nullptr},
 };
 std::vector<ExtraArmSpec> g_loss_extra_arms;
 
@@ -103,13 +110,34 @@ Result<LossRun> loss_run_with_session(Scenario& sc, const KernelInfo& k, const T
     return loss_run(sc, s->get());
 }
 
-// The discover programs of the default attach set around one run.
-Result<LossRun> loss_run_with_discovery(Scenario& sc, const Topology& topo) {
+// The discover programs of the default attach set around one run.  With a
+// duty cycle, the run starts at a random point of its period, so that runs
+// shorter than a period fall on attached and detached time as often as a
+// long session does.
+Result<LossRun> loss_run_with_discovery(Scenario& sc, const Topology& topo, int duty_percent) {
     auto btf = KernelBtf::load();
     if (!btf) return btf.error();
-    auto d = Discovery::open(DiscoverOptions{}, *btf, topo);
+    DiscoverOptions opts;
+    opts.duty_percent = duty_percent;
+    auto d = Discovery::open(opts, *btf, topo);
     if (!d) return d.error();
-    return loss_run(sc, nullptr);
+    if (duty_percent < 100) {
+        static std::minstd_rand rng(std::random_device{}());
+        std::uniform_int_distribution<std::int64_t> phase(0, kDiscoverDutyPeriod.count() - 1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(phase(rng)));
+    }
+    // The kernel's account of the programs over the run, as a session's.
+    const ProgCost before = (*d)->total_cost();
+    auto run = loss_run(sc, nullptr);
+    if (!run) return run;
+    const ProgCost after = (*d)->total_cost();
+    const double ops = run->ops;
+    if (ops > 0) {
+        run->bpf_ns_per_op = double(after.run_time_ns - std::min(after.run_time_ns, before.run_time_ns)) / ops;
+        run->bpf_runs_per_op = double(after.run_cnt - std::min(after.run_cnt, before.run_cnt)) / ops;
+        run->timed_runs_per_op = double(after.timed_runs - std::min(after.timed_runs, before.timed_runs)) / ops;
+    }
+    return run;
 }
 
 // An estimate in percent with its 95% confidence interval.
@@ -185,7 +213,8 @@ Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, con
     for (const ExtraArmSpec& a : kExtraArms) {
         if (a.arm != arm) continue;
         if (a.session) return loss_run_with_session(sc, k, topo, a.session(g_loss_session));
-        if (arm == LossArm::kDiscover) return loss_run_with_discovery(sc, topo);
+        if (arm == LossArm::kDiscover) return loss_run_with_discovery(sc, topo, DiscoverOptions{}.duty_percent);
+        if (arm == LossArm::kDiscoverFull) return loss_run_with_discovery(sc, topo, 100);
         auto floor = attach_floor();
         if (!floor) return floor.error();
         return loss_run(sc, nullptr);
@@ -196,7 +225,8 @@ Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, con
 void finish_extra_arm(ExtraArm& e) {
     e.cpu_per_op = paired_change(e.vs_none, &LossRun::cpu_ns_per_op, 1);
     e.over_session = paired_change(e.vs_session, &LossRun::cpu_ns_per_op, 1);
-    if (e.spec.session) e.bpf = bpf_share(e.vs_none);
+    if (e.spec.session || e.spec.arm == LossArm::kDiscover || e.spec.arm == LossArm::kDiscoverFull)
+        e.bpf = bpf_share(e.vs_none);
 }
 
 // Rounds of short runs, without and with a full default session and in every

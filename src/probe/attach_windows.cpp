@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "attach_windows.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "attach.hpp"
+#include "hotline/base/util.hpp"
+
+namespace hotline {
+
+AttachWindows::AttachWindows(std::vector<std::pair<bpf_program*, bpf_link*>> attached, DutyCycle duty)
+    : duty_(duty), links_(std::move(attached)), on_since_(monotonic_ns()) {
+    if (duty_.always()) return;
+    // Every signal blocked: SIGINT and SIGTERM go to the threads that handle them.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    thread_ = std::thread([this] { loop(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+AttachWindows::~AttachWindows() {
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard<std::mutex> g(mu_);
+    detach_all();
+}
+
+double AttachWindows::watched_seconds() const {
+    std::lock_guard<std::mutex> g(mu_);
+    const std::uint64_t open = on_since_ ? monotonic_ns() - on_since_ : 0;
+    return double(watched_ns_ + open) / 1e9;
+}
+
+std::vector<std::pair<bpf_program*, std::string>> AttachWindows::failures() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return failures_;
+}
+
+// true when told to stop.
+bool AttachWindows::wait(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds d) {
+    return cv_.wait_for(lk, d, [this] { return stop_; });
+}
+
+// The watched time ends before the first link goes: no time is counted
+// during which a program may already be gone.
+void AttachWindows::detach_all() {
+    if (on_since_) watched_ns_ += monotonic_ns() - on_since_;
+    on_since_ = 0;
+    for (auto& [prog, link] : links_) {
+        if (link) bpf_link__destroy(link);
+        link = nullptr;
+    }
+}
+
+// ... and starts once the last one is attached.
+void AttachWindows::attach_all() {
+    for (auto& [prog, link] : links_) {
+        const bool failed_before =
+            std::find_if(failures_.begin(), failures_.end(), [&](auto& f) { return f.first == prog; }) != failures_.end();
+        if (failed_before) continue;
+        link = bpf_program__attach(prog);
+        if (!link) failures_.emplace_back(prog, errname(errno) + " at attach after a window off");
+    }
+    on_since_ = monotonic_ns();
+}
+
+void AttachWindows::loop() {
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!stop_) {
+        if (wait(lk, duty_.on())) return;
+        detach_all();
+        if (wait(lk, duty_.period - duty_.on())) return;
+        attach_all();
+    }
+}
+
+}  // namespace hotline
