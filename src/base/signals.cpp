@@ -46,4 +46,13 @@ int ShutdownSignals::wait(double seconds) {
     }
 }
 
+std::thread thread_with_signals_blocked(std::function<void()> body) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    std::thread t(std::move(body));
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return t;
+}
+
 }  // namespace hotline

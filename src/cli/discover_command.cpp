@@ -35,9 +35,9 @@ void add_discover_command(CLI::App& app, DiscoverCli& d) {
     c->add_option("--sample", o.sample,
                   fmt::format("Track 1 object in N, by address hash (default {}; 1: every object)", o.sample));
     c->add_option("--duty-cycle", o.duty_percent,
-                  fmt::format("Percent of the time the programs are attached, in windows of {} s (default {}; 100: "
-                              "throughout); detached, they cost the workload nothing",
-                              std::chrono::duration<double>(kDiscoverDutyPeriod).count(), o.duty_percent));
+                  fmt::format("Percent of the time the programs are attached, in windows of {} s (default {}, "
+                              "100 with --functions; 100: throughout); detached, they cost the workload nothing",
+                              std::chrono::duration<double>(kDiscoverDutyPeriod).count(), kDiscoverDutyPercent));
     c->add_option("--owner-map-size", o.owner_capacity,
                   fmt::format("Objects the owner table keeps (default {})", o.owner_capacity));
     c->add_option("--workload", t.workload, "Built-in workload: churn, churn-split or none (default none)");
@@ -59,10 +59,6 @@ int run_discover(const DiscoverCli& d) {
     t.watch_targets = false;
     t.discover = d.options;
     if (d.top < 1) return fail(make_error("--top must be at least 1", EINVAL), kExitUsage);
-    if (d.options.duty_percent < 1 || d.options.duty_percent > 100)
-        return fail(make_error(fmt::format("--duty-cycle {}: a percent from 1 to 100", d.options.duty_percent), EINVAL,
-                               "100 keeps the programs attached throughout; the default, 50, halves their cost"),
-                    kExitUsage);
     if (auto sets = expand_tracepoint_sets(d.options.tracepoints); !sets) return fail(sets.error(), kExitUsage);
     if (!d.scenario.name.empty()) {
         auto so = to_scenario_options(d.scenario, false);

@@ -1,26 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "attach_windows.hpp"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <algorithm>
 #include <cerrno>
 
 #include "attach.hpp"
+#include "hotline/base/signals.hpp"
 #include "hotline/base/util.hpp"
 
 namespace hotline {
 
 AttachWindows::AttachWindows(std::vector<std::pair<bpf_program*, bpf_link*>> attached, DutyCycle duty)
     : duty_(duty), links_(std::move(attached)), on_since_(monotonic_ns()) {
-    if (duty_.always()) return;
-    // Every signal blocked: SIGINT and SIGTERM go to the threads that handle them.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    thread_ = std::thread([this] { loop(); });
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (!duty_.always()) thread_ = thread_with_signals_blocked([this] { loop(); });
 }
 
 AttachWindows::~AttachWindows() {
@@ -63,12 +55,13 @@ void AttachWindows::detach_all() {
 
 // ... and starts once the last one is attached.
 void AttachWindows::attach_all() {
-    for (auto& [prog, link] : links_) {
+    for (auto& pl : links_) {
+        bpf_program* prog = pl.first;
         const bool failed_before =
-            std::find_if(failures_.begin(), failures_.end(), [&](auto& f) { return f.first == prog; }) != failures_.end();
+            std::find_if(failures_.begin(), failures_.end(), [prog](auto& f) { return f.first == prog; }) != failures_.end();
         if (failed_before) continue;
-        link = bpf_program__attach(prog);
-        if (!link) failures_.emplace_back(prog, errname(errno) + " at attach after a window off");
+        pl.second = bpf_program__attach(prog);
+        if (!pl.second) failures_.emplace_back(prog, errname(errno) + " at attach after a window off");
     }
     on_since_ = monotonic_ns();
 }

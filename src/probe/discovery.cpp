@@ -51,6 +51,11 @@ Result<std::vector<std::string>> expand_tracepoint_sets(const std::vector<std::s
     return out;
 }
 
+int discover_duty_percent(const DiscoverOptions& opts) {
+    if (opts.duty_percent) return *opts.duty_percent;
+    return opts.functions.empty() ? kDiscoverDutyPercent : 100;
+}
+
 std::string DiscoverSlot::label() const { return fmt::format("{} {} arg {}", to_string(kind), attach, arg); }
 
 std::vector<DiscoverSlot> discover_slots(const std::vector<TypedAttachPoint>& points,
@@ -149,7 +154,7 @@ Status DiscoveryImpl::attach() {
     }
     if (programs_.empty()) return make_error("no discover program attached", ENOENT);
     windows_ = std::make_unique<AttachWindows>(std::move(links),
-                                               DutyCycle{.percent = opts_.duty_percent, .period = kDiscoverDutyPeriod});
+                                               DutyCycle{.percent = discover_duty_percent(opts_), .period = kDiscoverDutyPeriod});
     return ok_status();
 }
 

@@ -26,7 +26,7 @@ public:
     std::size_t over_capacity() const override { return over_; }
     double attach_seconds() const override { return attach_seconds_; }
     std::uint32_t sample() const override { return sample_; }
-    int duty_percent() const override { return opts_.duty_percent; }
+    int duty_percent() const override { return discover_duty_percent(opts_); }
     double watched_seconds() const override { return windows_ ? windows_->watched_seconds() : 0.0; }
     Result<DiscoverReading> read() const override;
     ProgCost total_cost() const override;

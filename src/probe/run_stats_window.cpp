@@ -3,13 +3,12 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "hotline/base/signals.hpp"
 #include "hotline/base/util.hpp"
 
 namespace hotline {
@@ -46,13 +45,8 @@ RunStatsWindow::Member::~Member() {
 }
 
 RunStatsWindow::RunStatsWindow() : offsets_(std::random_device{}()) {
-    // Started with every signal blocked, so SIGINT and SIGTERM go to the threads
-    // that handle them (ShutdownSignals blocks them only once sessions are open).
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    thread_ = std::thread([this] { loop(); });
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    // ShutdownSignals blocks SIGINT and SIGTERM only once sessions are open.
+    thread_ = thread_with_signals_blocked([this] { loop(); });
 }
 
 RunStatsWindow::~RunStatsWindow() {

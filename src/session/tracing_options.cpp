@@ -52,6 +52,9 @@ Status check_discover(const TracingOptions& o, TracingSetup& s) {
     if (d.sample < 1 || d.sample > 65536) return make_error("--sample must be 1..65536", EINVAL);
     if (d.owner_capacity < 64 || d.owner_capacity > (1u << 24))
         return make_error("--owner-map-size must be 64..16777216 for discover", EINVAL);
+    if (d.duty_percent && (*d.duty_percent < 1 || *d.duty_percent > 100))
+        return make_error(fmt::format("--duty-cycle {}: a percent from 1 to 100", *d.duty_percent), EINVAL,
+                          "100 keeps the programs attached throughout; the default, 50, halves their cost");
     s.discover = d;
     return ok_status();
 }

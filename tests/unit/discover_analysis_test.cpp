@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // discover's rates from its counts: per second the programs were attached
 // (a duty cycle detaches them part of the time), scaled from the sampled
-// objects to all of them; the programs' cost per second of the recording.
+// objects to all of them; the programs' cost per second of the recording;
+// the duty cycle's default.
 #include <gtest/gtest.h>
 
 #include "discover_analysis.hpp"
@@ -75,4 +76,14 @@ TEST(DiscoverAnalysis, SampledObjectsAreScaledToAll) {
     const auto& t = j["types"][0];
     EXPECT_DOUBLE_EQ(t["touches_per_s"].get<double>(), 1000.0);
     EXPECT_DOUBLE_EQ(t["cross_cpu_per_s"].get<double>(), 120.0);
+}
+
+TEST(DiscoverDuty, HalfForTracepointsThroughoutForFunctionsAndAskedWins) {
+    DiscoverOptions o;
+    EXPECT_EQ(discover_duty_percent(o), kDiscoverDutyPercent);
+    // fentry is not attached again each window (a trampoline rebuild each time).
+    o.functions = {"dst_release"};
+    EXPECT_EQ(discover_duty_percent(o), 100);
+    o.duty_percent = 25;
+    EXPECT_EQ(discover_duty_percent(o), 25);
 }

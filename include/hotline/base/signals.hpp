@@ -7,8 +7,10 @@
 #include <signal.h>
 
 #include <atomic>
+#include <functional>
 #include <initializer_list>
 #include <string>
+#include <thread>
 
 namespace hotline {
 
@@ -33,6 +35,11 @@ private:
     sigset_t old_{};
     std::atomic<int> received_{0};
 };
+
+// A helper thread started with every signal blocked, so that SIGINT and
+// SIGTERM go to the threads that wait for them whether or not a
+// ShutdownSignals is open yet.
+std::thread thread_with_signals_blocked(std::function<void()> body);
 
 bool is_shutdown_signal(int sig);  // SIGINT, SIGTERM or SIGHUP
 

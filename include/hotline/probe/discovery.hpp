@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,18 @@ struct DiscoverOptions {
     std::uint32_t owner_capacity = 16384;
     // Percent of the time the programs are attached, in windows of
     // kDiscoverDutyPeriod: detached, they cost nothing (a program that returns
-    // early still pays the tracepoint's dispatch).  Rates are per watched second.
-    int duty_percent = 50;
+    // early still pays the tracepoint's dispatch).  Rates are per watched
+    // second.  Unset: discover_duty_percent's default.
+    std::optional<int> duty_percent;
 };
 
 inline constexpr std::chrono::milliseconds kDiscoverDutyPeriod{2000};
+inline constexpr int kDiscoverDutyPercent = 50;
+// The duty cycle asked for, else kDiscoverDutyPercent for tracepoints alone and
+// 100 with --functions: attaching fentry again rebuilds each function's
+// trampoline (text patching and an RCU-tasks grace period, seconds under
+// emulation), and kernels before 5.19 cannot attach it again at all.
+int discover_duty_percent(const DiscoverOptions& opts);
 
 // The tracepoints discover attaches by default: wakeups, switches and
 // migrations (task_struct), socket data arrival and sends and TCP's rare

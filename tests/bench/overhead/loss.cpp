@@ -213,7 +213,7 @@ Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, con
     for (const ExtraArmSpec& a : kExtraArms) {
         if (a.arm != arm) continue;
         if (a.session) return loss_run_with_session(sc, k, topo, a.session(g_loss_session));
-        if (arm == LossArm::kDiscover) return loss_run_with_discovery(sc, topo, DiscoverOptions{}.duty_percent);
+        if (arm == LossArm::kDiscover) return loss_run_with_discovery(sc, topo, kDiscoverDutyPercent);
         if (arm == LossArm::kDiscoverFull) return loss_run_with_discovery(sc, topo, 100);
         auto floor = attach_floor();
         if (!floor) return floor.error();
@@ -273,7 +273,8 @@ json report_extra_arm(const ExtraArm& e) {
     json rounds = json::array();
     for (auto& [without, with] : e.vs_none) {
         json r = {{"cpu_ns_per_op", with.cpu_ns_per_op}, {"rate", with.rate}};
-        if (e.bpf) {
+        // A duty-cycled arm's short run may fall on detached time only.
+        if (e.bpf && with.bpf_runs_per_op > 0) {
             r["bpf_ns_per_op"] = with.bpf_ns_per_op;
             r["bpf_runs_per_op"] = with.bpf_runs_per_op;
         }

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <sys/syscall.h>
 
+#include "hotline/probe/prog_stats.hpp"
 #include "overhead.hpp"
 #include "peers.hpp"
 #include "trigger.skel.h"
@@ -100,16 +101,12 @@ Result<double> time_under_program(const CallRig& rig, const CallVariant& v, Call
     bpf_link* link = bpf_program__attach(v.prog);
     if (!link) return make_error(fmt::format("attach {}", v.name), errno);
     double ns = time_calls(rig);
-    std::uint32_t id = 0;
-    bpf_prog_info info{};
-    std::uint32_t len = sizeof info;
-    if (bpf_obj_get_info_by_fd(bpf_program__fd(v.prog), &info, &len) == 0) id = info.id;
+    const int fd = bpf_program__fd(v.prog);
     add_run_time(
         rig,
-        [id] {
-            auto all = all_progs();
+        [fd, &v] {
             std::map<std::uint32_t, ProgStat> one;
-            if (all.count(id)) one[id] = all[id];
+            if (auto st = prog_run_stats(fd)) one[0] = {v.name, st->run_cnt, st->run_time_ns};
             return one;
         },
         row);
