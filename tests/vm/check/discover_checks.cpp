@@ -30,8 +30,10 @@ std::string top(const std::vector<std::pair<double, std::string>>& ranked, std::
 
 }  // namespace
 
-// `type` among the top 5 types of a run by cross-node handoffs, and none of
-// them in the run on one node (or with each CPU's own objects).
+// `type` among the top 5 types of a run by cross-node handoffs, and in the
+// run on one node (or with each CPU's own objects) under 1% of that rate: the
+// workload's objects stay, and an object of the rest of the guest may still
+// cross once (a socket at 0.25/s against 193/s across, in one run).
 void expect_crosses(Checks& c, const json& across, const json& alone, const std::string& type, const std::string& how) {
     auto ranked = by_cross_node(across);
     std::size_t rank = std::size_t(
@@ -39,7 +41,10 @@ void expect_crosses(Checks& c, const json& across, const json& alone, const std:
     c.expect(rank < 5 && ranked[rank].first > 0,
              fmt::format("{}: {} among the top 5 types by cross-node handoffs", how, type), top(ranked, 6));
     auto local = by_cross_node(alone);
-    c.expect(cross_node_of(local, type) == 0, fmt::format("without it, {} has no cross-node handoff", type),
+    const double stays = cross_node_of(local, type), crosses = cross_node_of(ranked, type);
+    c.expect(stays <= 0.01 * crosses,
+             fmt::format("without it, {} crosses nodes under 1% as often ({:.2f}/s against {:.1f}/s)", type, stays,
+                         crosses),
              top(local, 6));
 }
 
