@@ -68,11 +68,16 @@ void AttachWindows::attach_all() {
 
 void AttachWindows::loop() {
     std::unique_lock<std::mutex> lk(mu_);
+    const auto phase = duty_.phase % duty_.period;
+    auto on_left = phase < duty_.on() ? duty_.on() - phase : std::chrono::milliseconds(0);
+    auto off_left = duty_.period - std::max(phase, duty_.on());
     while (!stop_) {
-        if (wait(lk, duty_.on())) return;
+        if (wait(lk, on_left)) return;
         detach_all();
-        if (wait(lk, duty_.period - duty_.on())) return;
+        if (wait(lk, off_left)) return;
         attach_all();
+        on_left = duty_.on();
+        off_left = duty_.period - duty_.on();
     }
 }
 

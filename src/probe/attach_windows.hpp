@@ -21,6 +21,10 @@ namespace hotline {
 struct DutyCycle {
     int percent = 100;  // of each period attached; 100: attached throughout
     std::chrono::milliseconds period{2000};
+    // Where in its period the first window starts: 0, attached for a whole
+    // window first; a benchmark draws it at random, so that a run shorter than
+    // a period falls on attached and detached time as a long session does.
+    std::chrono::milliseconds phase{0};
     std::chrono::milliseconds on() const { return period * percent / 100; }
     bool always() const { return percent >= 100; }
 };

@@ -154,7 +154,9 @@ Status DiscoveryImpl::attach() {
     }
     if (programs_.empty()) return make_error("no discover program attached", ENOENT);
     windows_ = std::make_unique<AttachWindows>(std::move(links),
-                                               DutyCycle{.percent = discover_duty_percent(opts_), .period = kDiscoverDutyPeriod});
+                                               DutyCycle{.percent = discover_duty_percent(opts_),
+                                                         .period = kDiscoverDutyPeriod,
+                                                         .phase = opts_.duty_phase});
     return ok_status();
 }
 

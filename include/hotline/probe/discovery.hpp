@@ -37,6 +37,9 @@ struct DiscoverOptions {
     // early still pays the tracepoint's dispatch).  Rates are per watched
     // second.  Unset: discover_duty_percent's default.
     std::optional<int> duty_percent;
+    // Where in its period the duty cycle starts (0: a whole window attached
+    // first); bench_overhead draws it at random.
+    std::chrono::milliseconds duty_phase{0};
 };
 
 inline constexpr std::chrono::milliseconds kDiscoverDutyPeriod{2000};

@@ -2,7 +2,6 @@
 // The workload loss of the loss session, to 1%: many short interleaved pairs,
 // with the extra arms (--loss-arm) in the same rounds.
 #include <random>
-#include <thread>
 
 #include "hotline/probe/discovery.hpp"
 #include "overhead.hpp"
@@ -111,21 +110,20 @@ Result<LossRun> loss_run_with_session(Scenario& sc, const KernelInfo& k, const T
 }
 
 // The discover programs of the default attach set around one run.  With a
-// duty cycle, the run starts at a random point of its period, so that runs
-// shorter than a period fall on attached and detached time as often as a
-// long session does.
+// duty cycle, its windows start at a random point of their period, so that
+// runs shorter than a period fall on attached and detached time as often as a
+// long session does; waiting a random time instead would leave the machine
+// idle before the run (docs/discover.md).
 Result<LossRun> loss_run_with_discovery(Scenario& sc, const Topology& topo, int duty_percent) {
     auto btf = KernelBtf::load();
     if (!btf) return btf.error();
+    static std::minstd_rand rng(std::random_device{}());
+    std::uniform_int_distribution<std::int64_t> phase(0, kDiscoverDutyPeriod.count() - 1);
     DiscoverOptions opts;
     opts.duty_percent = duty_percent;
+    opts.duty_phase = std::chrono::milliseconds(phase(rng));
     auto d = Discovery::open(opts, *btf, topo);
     if (!d) return d.error();
-    if (duty_percent < 100) {
-        static std::minstd_rand rng(std::random_device{}());
-        std::uniform_int_distribution<std::int64_t> phase(0, kDiscoverDutyPeriod.count() - 1);
-        std::this_thread::sleep_for(std::chrono::milliseconds(phase(rng)));
-    }
     // The kernel's account of the programs over the run, as a session's.
     const ProgCost before = (*d)->total_cost();
     auto run = loss_run(sc, nullptr);
