@@ -58,7 +58,7 @@ SessionOptions g_loss_session;
 // The loss section's arms: without and with its session (the goal's pair), and
 // extra arms (--loss-arm) run in the same rounds, so that what each costs is
 // measured against the same drift of the machine as the loss itself.
-enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor, kDiscover, kDiscoverFull };
+enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor, kDiscover, kDiscoverFull, kDiscoverSettled };
 
 struct ExtraArmSpec {
     LossArm arm;
@@ -83,6 +83,9 @@ constexpr ExtraArmSpec kExtraArms[] = {
     {LossArm::kFloor, "floor", "empty programs on the session's tracepoints (bench/bpf/floor.bpf.c)", nullptr},
     {LossArm::kDiscover, "discover",
      "hotline discover's default (attach set, duty cycle), every object tracked (no session)", nullptr},
+    {LossArm::kDiscoverSettled, "discover-settled",
+     "discover-full, measured on a second run after one unmeasured run (what the first run after a load costs)",
+     nullptr},
     {LossArm::kDiscoverFull, "discover-full",
      "hotline discover's default attach set attached throughout (--duty-cycle 100, no session)", nullptr},
 };
@@ -114,7 +117,7 @@ Result<LossRun> loss_run_with_session(Scenario& sc, const KernelInfo& k, const T
 // runs shorter than a period fall on attached and detached time as often as a
 // long session does; waiting a random time instead would leave the machine
 // idle before the run (docs/discover.md).
-Result<LossRun> loss_run_with_discovery(Scenario& sc, const Topology& topo, int duty_percent) {
+Result<LossRun> loss_run_with_discovery(Scenario& sc, const Topology& topo, int duty_percent, bool settle = false) {
     auto btf = KernelBtf::load();
     if (!btf) return btf.error();
     static std::minstd_rand rng(std::random_device{}());
@@ -124,6 +127,8 @@ Result<LossRun> loss_run_with_discovery(Scenario& sc, const Topology& topo, int 
     opts.duty_phase = std::chrono::milliseconds(phase(rng));
     auto d = Discovery::open(opts, *btf, topo);
     if (!d) return d.error();
+    if (settle)
+        if (auto warm = loss_run(sc, nullptr); !warm) return warm.error();
     // The kernel's account of the programs over the run, as a session's.
     const ProgCost before = (*d)->total_cost();
     auto run = loss_run(sc, nullptr);
@@ -213,6 +218,7 @@ Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, con
         if (a.session) return loss_run_with_session(sc, k, topo, a.session(g_loss_session));
         if (arm == LossArm::kDiscover) return loss_run_with_discovery(sc, topo, kDiscoverDutyPercent);
         if (arm == LossArm::kDiscoverFull) return loss_run_with_discovery(sc, topo, 100);
+        if (arm == LossArm::kDiscoverSettled) return loss_run_with_discovery(sc, topo, 100, true);
         auto floor = attach_floor();
         if (!floor) return floor.error();
         return loss_run(sc, nullptr);
@@ -223,7 +229,8 @@ Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, con
 void finish_extra_arm(ExtraArm& e) {
     e.cpu_per_op = paired_change(e.vs_none, &LossRun::cpu_ns_per_op, 1);
     e.over_session = paired_change(e.vs_session, &LossRun::cpu_ns_per_op, 1);
-    if (e.spec.session || e.spec.arm == LossArm::kDiscover || e.spec.arm == LossArm::kDiscoverFull)
+    if (e.spec.session || e.spec.arm == LossArm::kDiscover || e.spec.arm == LossArm::kDiscoverFull ||
+        e.spec.arm == LossArm::kDiscoverSettled)
         e.bpf = bpf_share(e.vs_none);
 }
 

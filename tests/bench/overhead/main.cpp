@@ -103,7 +103,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
               "bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
               "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,percall,workload,queue-work,loss,discover,agent] "
               "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run] "
-              "[--loss-arm every-run,count,no-handoffs,no-workq,floor,discover,discover-full] [--loss-scenarios tcp-crr,dst-refcount]",
+              "[--loss-arm every-run,count,no-handoffs,no-workq,floor,discover,discover-full,discover-settled] [--loss-scenarios tcp-crr,dst-refcount]",
               argc, argv);
     while (args.next()) {
         if (args.is("--smoke")) o.smoke = true;
