@@ -54,7 +54,9 @@ Status check_discover(const TracingOptions& o, TracingSetup& s) {
         return make_error("--owner-map-size must be 64..16777216 for discover", EINVAL);
     if (d.duty_percent && (*d.duty_percent < 1 || *d.duty_percent > 100))
         return make_error(fmt::format("--duty-cycle {}: a percent from 1 to 100", *d.duty_percent), EINVAL,
-                          "100 keeps the programs attached throughout; the default, 50, halves their cost");
+                          fmt::format("100 keeps the programs attached throughout; the default, {}, cuts their "
+                                      "cost to that share",
+                                      kDiscoverDutyPercent));
     s.discover = d;
     return ok_status();
 }

@@ -46,8 +46,8 @@ inline constexpr std::chrono::milliseconds kDiscoverDutyPeriod{2000};
 inline constexpr int kDiscoverDutyPercent = 50;
 // The duty cycle asked for, else kDiscoverDutyPercent for tracepoints alone and
 // 100 with --functions: attaching fentry again rebuilds each function's
-// trampoline (text patching and an RCU-tasks grace period, seconds under
-// emulation), and kernels before 5.19 cannot attach it again at all.
+// trampoline (a text patch, and a grace period before the old one is freed),
+// and older kernels cannot attach a tracing program a second time.
 int discover_duty_percent(const DiscoverOptions& opts);
 
 // The tracepoints discover attaches by default: wakeups, switches and
