@@ -200,7 +200,7 @@ void read_target_tables(Reading& r, const TomlValue& v) {
 
 void read_probe(Reading& r, const TomlValue& v) {
     TracingOptions& p = r.cfg.probe;
-    each_key(r.errs, "probe", v, {"latency", "sample_freq", "handoffs", "handoff_sample"},
+    each_key(r.errs, "probe", v, {"latency", "sample_freq", "handoffs", "handoff_sample", "duty_cycle"},
              [&](std::string_view k, const TomlValue& pv) {
                  std::string path = fmt::format("probe.{}", k);
                  if (k == "latency") {
@@ -209,6 +209,8 @@ void read_probe(Reading& r, const TomlValue& v) {
                      if (auto b = r.errs.boolean(pv, path)) p.handoffs = *b;
                  } else if (k == "sample_freq") {
                      if (auto i = r.errs.integer(pv, path, 1, 100000)) p.sample_freq = int(*i);
+                 } else if (k == "duty_cycle") {
+                     if (auto i = r.errs.integer(pv, path, 1, 100)) p.duty_cycle = int(*i);
                  } else if (auto i = r.errs.integer(pv, path, 1, 1 << 20)) {
                      p.handoff_sample = int(*i);
                  }
@@ -431,3 +433,13 @@ bool check_basic_auth(std::string_view authorization, const std::vector<AuthUser
 }
 
 }  // namespace hotline
+
+namespace hotline::daemon {
+
+TracingOptions default_probe_options() {
+    TracingOptions o;
+    o.duty_cycle = kDefaultDutyPercent;
+    return o;
+}
+
+}  // namespace hotline::daemon

@@ -62,7 +62,7 @@ struct ServeConfig {
     bool strict = false;
     std::vector<ServeTarget> targets;  // empty: every built-in target
 
-    TracingOptions probe;  // [probe]: latency, sample_freq, handoffs, handoff_sample
+    TracingOptions probe = daemon::default_probe_options();  // [probe]: latency, sample_freq, handoffs, handoff_sample, duty_cycle
     PromOptions metrics;   // [metrics]: per_cpu, max_series
     HttpLimits http;       // [http]
 

@@ -134,6 +134,8 @@ Interval delta(const Snapshot& earlier, const Snapshot& later) {
     iv.t_start = earlier.t;
     iv.t_end = later.t;
     iv.d.t = later.t - earlier.t;
+    iv.d.attached_s = later.attached_s - earlier.attached_s;
+    iv.d.duty_percent = later.duty_percent;
     for (const auto& l : later.targets) iv.d.targets.push_back(target_delta(l, earlier.find(l.target)));
     for (const auto& lo : later.objects) iv.d.objects.push_back(object_delta(lo, earlier.objects));
     if (later.has_workq) {
@@ -146,6 +148,12 @@ Interval delta(const Snapshot& earlier, const Snapshot& later) {
 }
 
 void merge_session(Snapshot& into, Snapshot&& from) {
+    // Sessions opened together run their windows in step (one duty cycle, begun
+    // within the milliseconds of opening): the first one's attached time stands for all.
+    if (into.attached_s == 0) {
+        into.attached_s = from.attached_s;
+        into.duty_percent = from.duty_percent;
+    }
     for (auto& t : from.targets) into.targets.push_back(std::move(t));
     for (auto& c : from.cost) into.cost.push_back(std::move(c));
     for (auto& o : from.objects) into.objects.push_back(std::move(o));

@@ -11,6 +11,7 @@ namespace hotline {
 
 namespace {
 
+// `ops`: the operations made while the counters counted (attached_ops).
 void add_handoff_metrics(TrialMetrics& m, const TargetCounters& t, double ops, double seconds) {
     const HandoffCounters& h = t.handoffs;
     double node = double(h.total(h.cross_node));
@@ -41,11 +42,21 @@ void add_workq_metrics(TrialMetrics& m, const WorkqCounters& w, double seconds) 
     if (queued > 0) m["work.remote_share"] = double(remote) / double(queued);
 }
 
+// The scenario's operations made while the programs were attached: all of
+// them for a session attached throughout, else the attached share (the
+// scenario runs evenly across its windows).
+double attached_ops(const Interval& iv, double ops) {
+    return iv.seconds() > 0 ? ops * iv.watched_seconds() / iv.seconds() : ops;
+}
+
 }  // namespace
 
 TrialMetrics trial_metrics(const Interval& iv, const ScenarioNumbers& s) {
     TrialMetrics m;
-    const double secs = iv.seconds();
+    // Counters cover the attached time: rates are per attached second, and
+    // per-op values over the operations of that time.
+    const double secs = iv.watched_seconds();
+    const double ops = attached_ops(iv, s.ops);
     if (s.seconds > 0) m["scenario.ops_per_s"] = s.ops / s.seconds;
     if (s.ops > 0 && s.cpu_seconds > 0) m["scenario.cpu_us_per_op"] = s.cpu_seconds * 1e6 / s.ops;
     for (auto& [k, v] : s.extra) m["scenario." + k] = v;
@@ -53,11 +64,11 @@ TrialMetrics trial_metrics(const Interval& iv, const ScenarioNumbers& s) {
         const double calls = double(t.total_calls());
         switch (t.fidelity) {
         case Fidelity::kExact:
-            if (s.ops > 0) m["calls." + t.target + ".per_op"] = calls / s.ops;
+            if (ops > 0) m["calls." + t.target + ".per_op"] = calls / ops;
             if (secs > 0) m["calls." + t.target + ".per_s"] = calls / secs;
             break;
         case Fidelity::kPartial:
-            if (s.ops > 0) m["proxy." + t.target + ".per_op"] = calls / s.ops;
+            if (ops > 0) m["proxy." + t.target + ".per_op"] = calls / ops;
             if (secs > 0) m["proxy." + t.target + ".per_s"] = calls / secs;
             break;
         case Fidelity::kSampled:
@@ -67,7 +78,7 @@ TrialMetrics trial_metrics(const Interval& iv, const ScenarioNumbers& s) {
         }
         if (t.has_latency && t.lat_count > 0)
             m["latency." + t.target + ".mean_ns"] = double(t.lat_sum_ns) / double(t.lat_count);
-        if (t.has_handoffs) add_handoff_metrics(m, t, s.ops, secs);
+        if (t.has_handoffs) add_handoff_metrics(m, t, ops, secs);
     }
     if (iv.d.has_workq) add_workq_metrics(m, iv.d.workq, secs);
     return m;

@@ -23,19 +23,22 @@ public:
         bool tracking = configure_tracking(s.get(), t, env.opts, false);
         bpf_program__set_autoload(s->progs.hl_kretprobe, env.opts.latency);
         if (int err = hl_kprobe_bpf::load(s.get())) return refused(env.load_reason(err, cap.tail(8)));
+        bpf_program* entry = s->progs.hl_kprobe;
+        bpf_program* exit = s->progs.hl_kretprobe;
+        auto obj = s.release();
         // Exit before entry, as for fentry: no entry may run without its exit attached.
         bool latency = env.opts.latency;
         std::string note;
-        if (latency) {
-            s->links.hl_kretprobe = bpf_program__attach_kprobe(s->progs.hl_kretprobe, true, t.name.c_str());
-            if (!s->links.hl_kretprobe) {
-                latency = false;
-                note = " (kretprobe refused: " + errname(errno) + ")";
-            }
+        const std::string fn = t.name;
+        auto attach_exit = [exit, fn] { return bpf_program__attach_kprobe(exit, true, fn.c_str()); };
+        auto attach_entry = [entry, fn] { return bpf_program__attach_kprobe(entry, false, fn.c_str()); };
+        if (latency && !obj->attach_link("hl_kretprobe", attach_exit)) {
+            latency = false;
+            note = " (kretprobe refused: " + errname(errno) + ")";
         }
-        s->links.hl_kprobe = bpf_program__attach_kprobe(s->progs.hl_kprobe, false, t.name.c_str());
-        if (!s->links.hl_kprobe) return refused(errname(errno) + " at attach of kprobe:" + t.name);
-        Attached a{s.release(), t.name, Mechanism::kKprobe, {"hl_kprobe"}, tracking, t.object_type, slot, {}, {}};
+        if (!obj->attach_link("hl_kprobe", attach_entry))
+            return refused(errname(errno) + " at attach of kprobe:" + t.name);
+        Attached a{std::move(obj), t.name, Mechanism::kKprobe, {"hl_kprobe"}, tracking, t.object_type, slot, {}, {}};
         if (latency) a.programs.push_back("hl_kretprobe");
         env.attached.push_back(std::move(a));
         return {true, (latency ? "kprobe+kretprobe " : "kprobe ") + t.name + note, latency, Fidelity::kExact, ""};

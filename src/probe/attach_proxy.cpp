@@ -62,9 +62,8 @@ public:
         auto obj = s.release();
         Attached a{nullptr, t.name, Mechanism::kTracepoint, {}, tracking, t.object_type, t.proxy->hits_slot, {}, {}};
         for (auto* q : progs) {
-            bpf_link* l = bpf_program__attach(q);
-            if (!l) return refused(fmt::format("tp_btf: {} at attach of {}", errname(errno), bpf_program__name(q)));
-            obj->own_link(l);
+            if (!obj->attach_link(bpf_program__name(q), [q] { return bpf_program__attach(q); }))
+                return refused(fmt::format("tp_btf: {} at attach of {}", errname(errno), bpf_program__name(q)));
             a.programs.push_back(bpf_program__name(q));
         }
         a.obj = std::move(obj);

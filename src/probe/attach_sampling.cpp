@@ -60,18 +60,21 @@ Result<std::unique_ptr<LoadedObject>> start_sampling(const std::vector<SampledTa
     bpf_program* prog = s->progs.hl_sample;
     auto obj = s.release();
     for (int cpu : topo.cpus) {
-        int fd = open_cpu_clock_event(cpu, sample_freq, false, PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0) {
-            if (errno == ENODEV) continue;  // offline CPU
-            return make_error(fmt::format("sampling: perf_event_open on CPU {}", cpu), errno);
-        }
-        bpf_link* l = bpf_program__attach_perf_event(prog, fd);
-        if (!l) {
-            int e = errno;
-            close(fd);
-            return make_error(fmt::format("sampling: attach on CPU {}", cpu), e);
-        }
-        obj->own_link(l);  // the link owns the perf event fd
+        // The link owns the perf event: each attach opens one.
+        auto attach = [prog, cpu, sample_freq]() -> bpf_link* {
+            int fd = open_cpu_clock_event(cpu, sample_freq, false, PERF_FLAG_FD_CLOEXEC);
+            if (fd < 0) return nullptr;
+            bpf_link* l = bpf_program__attach_perf_event(prog, fd);
+            if (!l) {
+                int e = errno;
+                close(fd);
+                errno = e;
+            }
+            return l;
+        };
+        if (obj->attach_link(fmt::format("hl_sample on CPU {}", cpu), attach)) continue;
+        if (errno == ENODEV) continue;  // offline CPU
+        return make_error(fmt::format("sampling: attach on CPU {}", cpu), errno);
     }
     return obj;
 }

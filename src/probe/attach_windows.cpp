@@ -5,13 +5,14 @@
 #include <cerrno>
 
 #include "attach.hpp"
+#include "hotline/base/log.hpp"
 #include "hotline/base/signals.hpp"
 #include "hotline/base/util.hpp"
 
 namespace hotline {
 
-AttachWindows::AttachWindows(std::vector<std::pair<bpf_program*, bpf_link*>> attached, DutyCycle duty)
-    : duty_(duty), links_(std::move(attached)), on_since_(monotonic_ns()) {
+AttachWindows::AttachWindows(std::vector<OwnedLink*> links, DutyCycle duty)
+    : duty_(duty), links_(std::move(links)), on_since_(monotonic_ns()) {
     if (!duty_.always()) thread_ = thread_with_signals_blocked([this] { loop(); });
 }
 
@@ -22,8 +23,6 @@ AttachWindows::~AttachWindows() {
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
-    std::lock_guard<std::mutex> g(mu_);
-    detach_all();
 }
 
 double AttachWindows::watched_seconds() const {
@@ -32,7 +31,7 @@ double AttachWindows::watched_seconds() const {
     return double(watched_ns_ + open) / 1e9;
 }
 
-std::vector<std::pair<bpf_program*, std::string>> AttachWindows::failures() const {
+std::vector<std::pair<std::string, std::string>> AttachWindows::failures() const {
     std::lock_guard<std::mutex> g(mu_);
     return failures_;
 }
@@ -47,21 +46,19 @@ bool AttachWindows::wait(std::unique_lock<std::mutex>& lk, std::chrono::millisec
 void AttachWindows::detach_all() {
     if (on_since_) watched_ns_ += monotonic_ns() - on_since_;
     on_since_ = 0;
-    for (auto& [prog, link] : links_) {
-        if (link) bpf_link__destroy(link);
-        link = nullptr;
-    }
+    for (auto l = links_.rbegin(); l != links_.rend(); ++l) (*l)->detach();
 }
 
 // ... and starts once the last one is attached.
 void AttachWindows::attach_all() {
-    for (auto& pl : links_) {
-        bpf_program* prog = pl.first;
-        const bool failed_before =
-            std::find_if(failures_.begin(), failures_.end(), [prog](auto& f) { return f.first == prog; }) != failures_.end();
-        if (failed_before) continue;
-        pl.second = bpf_program__attach(prog);
-        if (!pl.second) failures_.emplace_back(prog, errname(errno) + " at attach after a window off");
+    for (OwnedLink* l : links_) {
+        const bool failed_before = std::find_if(failures_.begin(), failures_.end(), [l](auto& f) {
+                                       return f.first == l->name();
+                                   }) != failures_.end();
+        if (failed_before || l->reattach()) continue;
+        const std::string why = errname(errno) + " at attach after a window off";
+        log_at(LogLevel::kWarn, "{}: {}; it stays detached", l->name(), why);
+        failures_.emplace_back(l->name(), why);
     }
     on_since_ = monotonic_ns();
 }

@@ -139,20 +139,20 @@ Result<std::unique_ptr<LoadedObject>> DiscoveryImpl::load_once(bool* retry) {
 }
 
 Status DiscoveryImpl::attach() {
-    std::vector<std::pair<bpf_program*, bpf_link*>> links;
     for (std::size_t i = 0; i < slots_.size(); ++i) {
         if (!live_[i]) continue;
-        bpf_program* p = bpf_object__find_program_by_name(obj_->obj(), program_name(slots_[i], i).c_str());
-        bpf_link* l = bpf_program__attach(p);
-        if (!l) {
+        const std::string name = program_name(slots_[i], i);
+        bpf_program* p = bpf_object__find_program_by_name(obj_->obj(), name.c_str());
+        if (!obj_->attach_link(name, [p] { return bpf_program__attach(p); })) {
             refusals_.push_back({slots_[i].label(), errname(errno) + " at attach"});
             live_[i] = false;
             continue;
         }
-        links.emplace_back(p, l);
         programs_.push_back(p);
     }
     if (programs_.empty()) return make_error("no discover program attached", ENOENT);
+    std::vector<OwnedLink*> links;
+    for (OwnedLink& l : obj_->links()) links.push_back(&l);
     windows_ = std::make_unique<AttachWindows>(std::move(links),
                                                DutyCycle{.percent = discover_duty_percent(opts_),
                                                          .period = kDiscoverDutyPeriod,
@@ -165,7 +165,7 @@ std::vector<DiscoverRefusal> DiscoveryImpl::refusals() const {
     if (!windows_) return out;
     for (const auto& [prog, why] : windows_->failures())
         for (std::size_t i = 0; i < slots_.size(); ++i)
-            if (live_[i] && program_name(slots_[i], i) == bpf_program__name(prog)) out.push_back({slots_[i].label(), why});
+            if (live_[i] && program_name(slots_[i], i) == prog) out.push_back({slots_[i].label(), why});
     return out;
 }
 

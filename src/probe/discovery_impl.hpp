@@ -55,7 +55,7 @@ private:
     double attach_seconds_ = 0;
     std::unique_ptr<LoadedObject> obj_;
     std::vector<bpf_program*> programs_;
-    // After obj_: destroyed (every link detached) before the object closes.
+    // After obj_, which owns the links: its thread stops before they go.
     std::unique_ptr<AttachWindows> windows_;
     std::shared_ptr<const void> owners_view_;
     std::unique_ptr<RunStatsWindow::Member> stats_;

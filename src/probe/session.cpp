@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "attach.hpp"
+#include "attach_windows.hpp"
 #include "counter_readers.hpp"
 #include "hotline/kernel/btf_layout.hpp"
 #include "hotline/probe/prog_stats.hpp"
@@ -58,6 +59,9 @@ Status check_session_options(const SessionOptions& opts) {
         return make_error(fmt::format("bad owner map size {}", opts.owner_capacity), EINVAL, "use 16..4194304");
     if (opts.sample_freq <= 0 || opts.sample_freq > 100000)
         return make_error(fmt::format("bad sampling frequency {} Hz", opts.sample_freq), EINVAL, "use 1..100000");
+    if (opts.duty_percent < 1 || opts.duty_percent > 100)
+        return make_error(fmt::format("bad duty cycle {}%", opts.duty_percent), EINVAL,
+                          "use 1..100 (the percent of the time the programs are attached)");
     return ok_status();
 }
 
@@ -176,9 +180,15 @@ Result<std::unique_ptr<WorkqSkeleton>> load_workq() {
 
 // queue_side_in_proxy: the queue_work_on proxy's program does hl_wq_queue's work.
 Result<std::unique_ptr<LoadedObject>> attach_workq_object(WorkqSkeleton& s, bool queue_side_in_proxy) {
-    bpf_program__set_autoattach(s->progs.hl_wq_queue, !queue_side_in_proxy);
-    if (int err = hl_workq_bpf::attach(s.get())) return make_error("workqueue attribution: attach", err);
-    return s.release();
+    bpf_program* queue = s->progs.hl_wq_queue;
+    auto obj = s.release();
+    bpf_program* p;
+    bpf_object__for_each_program(p, obj->obj()) {
+        if (p == queue && queue_side_in_proxy) continue;
+        if (!obj->attach_link(bpf_program__name(p), [p] { return bpf_program__attach(p); }))
+            return make_error(fmt::format("workqueue attribution: attach of {}", bpf_program__name(p)), errno);
+    }
+    return obj;
 }
 
 WorkqMaps workq_maps(const WorkqSkeleton& s) {
@@ -190,6 +200,7 @@ public:
     SessionImpl(const SessionOptions& opts, const Topology& topo)
         : opts_(opts), topo_(topo), reader_(topo_, opts.handoff_sample) {}
     ~SessionImpl() override {
+        windows_.reset();  // its thread attaches and detaches the links
         stats_window_.reset();  // its thread reads the programs' run counts
         workq_.reset();
         workq_loaded_.reset();
@@ -210,6 +221,7 @@ public:
     void attach_workq(const std::vector<TargetDef>& targets);
     void finish(const std::vector<TargetDef>& targets, const BtfFacts& btf, BackgroundKallsyms& ksyms);
     void start_run_stats();
+    void start_windows();
     Result<Snapshot> read() const override;
 
 private:
@@ -239,6 +251,8 @@ private:
     std::unique_ptr<RunStatsWindow::Member> stats_window_;  // otherwise
     mutable std::optional<RunCostScaler> cost_scaler_;
     int hits_fd_ = -1;  // the `hits` map every attached object shares
+    double opened_at_ = monotonic_seconds();
+    std::unique_ptr<AttachWindows> windows_;  // with SessionOptions::duty_percent < 100
 };
 
 Status SessionImpl::plan_and_attach(const std::vector<TargetDef>& targets, const KernelInfo& kernel,
@@ -387,12 +401,39 @@ void SessionImpl::start_run_stats() {
     cost_scaler_.emplace(monotonic_ns(), stats_window_->covered_ns());
 }
 
+// Attach windows, once everything is attached.  A tracing program's link cannot
+// be made again reliably (AttachWindows): a session with one stays attached
+// throughout, and says so.
+void SessionImpl::start_windows() {
+    if (opts_.duty_percent >= 100) return;
+    std::vector<OwnedLink*> links;
+    auto take = [&links](LoadedObject& o) {
+        for (OwnedLink& l : o.links()) links.push_back(&l);
+    };
+    for (auto& a : attached_) {
+        if (a.mech == Mechanism::kFentry) {
+            info_.notes.push_back(fmt::format("attached throughout, not {}% of the time: {} is watched by fentry, "
+                                              "whose programs cannot be detached and attached again reliably",
+                                              opts_.duty_percent, a.target));
+            return;
+        }
+        take(*a.obj);
+    }
+    if (workq_) take(*workq_);
+    if (sampling_) take(*sampling_);
+    windows_ = std::make_unique<AttachWindows>(
+        std::move(links),
+        DutyCycle{.percent = opts_.duty_percent, .period = kSessionDutyPeriod, .phase = opts_.duty_phase});
+}
+
 Result<Snapshot> SessionImpl::read() const {
     // `serve` reads from concurrent scrape threads: the object ids and the
     // owner-table mappings made on first read are shared state.
     std::lock_guard<std::mutex> g(read_mu_);
     Snapshot s;
     s.t = monotonic_seconds();
+    s.attached_s = windows_ ? windows_->watched_seconds() : s.t - opened_at_;
+    s.duty_percent = windows_ ? opts_.duty_percent : 100;
     std::vector<hl_hits> hits;
     if (!attached_.empty()) {
         auto h = reader_.read_hits(hits_fd_);
@@ -439,6 +480,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     impl->attach_workq(*targets);
     impl->finish(*targets, *btf, ksyms);
     impl->start_run_stats();
+    impl->start_windows();
     return std::unique_ptr<Session>(std::move(impl));
 }
 

@@ -222,6 +222,10 @@ void render_attached(Scrape& c) {
                    std::uint64_t(tp.observable() ? 1 : 0));
 }
 
+void render_duty_cycle(Scrape& c) { c.x.sample({}, double(c.s.duty_percent) / 100); }
+
+void render_attached_seconds(Scrape& c) { c.x.sample({}, c.s.attached_s); }
+
 void render_present(Scrape& c) {
     for (const auto& tp : c.info.plan.targets) c.x.sample({{"target", tp.target}}, std::uint64_t(tp.absent ? 0 : 1));
 }
@@ -403,6 +407,16 @@ constexpr FamilyEntry kFamilies[] = {
                         "4.14), so there is nothing to watch and nothing to alert on.",
                 .labels = "target"},
      .render = render_present},
+    {.family = {.name = "hotline_probe_duty_cycle_ratio", .type = kGauge,
+                .help = "Share (0..1) of the time the programs are attached (probe.duty_cycle; 1: throughout); "
+                        "the other counters cover that time only.",
+                .unit = "ratio"},
+     .render = render_duty_cycle},
+    {.family = {.name = "hotline_probe_attached_seconds", .type = kCounter,
+                .help = "Seconds the programs were attached since the exporter started; a counter's rate "
+                        "divided by this one's is its rate per attached second.",
+                .unit = "seconds"},
+     .render = render_attached_seconds},
     {.fields = &kTargetExport},
     {.family = {.name = "hotline_handoffs", .type = kCounter,
                 .help = "Hits on an object last touched from another CPU: one of node from_node, this one of to_node "

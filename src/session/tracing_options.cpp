@@ -43,6 +43,7 @@ Status check_watching(const TracingOptions& o, SessionOptions& so) {
     so.owner_capacity = o.owner_capacity;
     so.workq = o.workq;
     so.watch_targets = o.watch_targets;
+    so.duty_percent = o.duty_cycle;
     return check_session_options(so);
 }
 

@@ -251,6 +251,7 @@ Snapshot snapshot(int step) {
     const std::uint64_t k = tri(step);
     Snapshot s;
     s.t = 100 + 2.5 * step;
+    s.attached_s = 10 + 2.5 * step;
     s.targets = {dst_release_at(k), ipv4_dst_check_at(k), queue_work_on_at(k), mix_sampled_at(k)};
     s.samples_total = scaled({2500, 2500, 2500, 2500}, k);
     s.samples_kernel = scaled({1800, 900, 1200, 300}, k);

@@ -288,6 +288,19 @@ TEST(PromRender, ProbeStateCostAndDrops) {
     EXPECT_EQ(p.num("hotline_kernel_info{release=\"6.18.0-test\",machine=\"x86_64\",lockdown=\"integrity\",btf=\"true\"}"), 1);
 }
 
+// A session attached in windows says its share and its attached time, so that
+// rates per second can be formed (docs/metrics.md).
+TEST(PromRender, DutyCycleAndAttachedSeconds) {
+    Snapshot s = synthetic();
+    s.duty_percent = 25;
+    s.attached_s = 12.5;
+    auto p = parse(render(s, {}));
+    EXPECT_DOUBLE_EQ(p.num("hotline_probe_duty_cycle_ratio"), 0.25);
+    EXPECT_DOUBLE_EQ(p.num("hotline_probe_attached_seconds_total"), 12.5);
+    EXPECT_EQ(p.types["hotline_probe_duty_cycle_ratio"], "gauge");
+    EXPECT_EQ(p.types["hotline_probe_attached_seconds_total"], "counter");
+}
+
 TEST(PromRender, SeriesCapDropsAndCounts) {
     PromOptions o;
     o.max_series = 5;

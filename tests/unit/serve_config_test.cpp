@@ -18,6 +18,12 @@ TEST(ServeConfig, EmptyFileMeansDefaults) {
     EXPECT_FALSE(c->tls());
     EXPECT_FALSE(c->auth());
     EXPECT_EQ(c->metrics.max_series, 10000u);
+    // An always-on exporter attaches its programs a share of the time.
+    EXPECT_EQ(c->probe.duty_cycle, daemon::kDefaultDutyPercent);
+    EXPECT_LT(daemon::kDefaultDutyPercent, 100);
+    auto setup = check_tracing_options(c->probe);
+    ASSERT_TRUE(setup) << setup.error().message();
+    EXPECT_EQ(setup->session.duty_percent, daemon::kDefaultDutyPercent);
 }
 
 TEST(ServeConfig, FullFile) {
@@ -43,6 +49,7 @@ latency = false
 handoffs = false
 sample_freq = 199
 handoff_sample = 16
+duty_cycle = 100
 
 [metrics]
 per_cpu = true
@@ -81,6 +88,7 @@ password_sha256 = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a
     EXPECT_FALSE(c->probe.handoffs);
     EXPECT_EQ(c->probe.sample_freq, 199);
     EXPECT_EQ(c->probe.handoff_sample, 16);
+    EXPECT_EQ(c->probe.duty_cycle, 100);
     EXPECT_TRUE(c->metrics.per_cpu);
     EXPECT_EQ(c->metrics.max_series, 500u);
     EXPECT_EQ(c->http.workers, 2);
@@ -133,6 +141,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"no connections", "[http]\nmax_connections = 0\n", 2, "out of range"},
         BadConfig{"bad duration", "[http]\nread_timeout = \"5 parsecs\"\n", 2, "bad duration"},
         BadConfig{"handoff sample", "[probe]\nhandoff_sample = 0\n", 2, "probe.handoff_sample"},
+        BadConfig{"duty cycle zero", "[probe]\nduty_cycle = 0\n", 2, "probe.duty_cycle"},
+        BadConfig{"duty cycle over", "[probe]\n\nduty_cycle = 101\n", 3, "probe.duty_cycle"},
         BadConfig{"tls half", "\n[tls]\ncert = \"/etc/hostname\"\n", 2, "needs both cert and key"},
         BadConfig{"tls missing file", "[tls]\ncert = \"/nonexistent/cert.pem\"\nkey = \"/etc/hostname\"\n", 2,
                   "cannot be read"},

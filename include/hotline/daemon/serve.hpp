@@ -4,12 +4,22 @@
 
 #include <string>
 
+#include "hotline/session/tracing.hpp"
+
 namespace hotline::daemon {
 
 // Loopback unless configured otherwise: without [basic_auth] anyone who can
 // connect can read the metrics.
 inline constexpr const char* kDefaultListenHost = "127.0.0.1";
 inline constexpr int kDefaultListenPort = 10464;  // docs/metrics.md says why this one
+
+// The share of the time an always-on exporter keeps its programs attached
+// (probe.duty_cycle): docs/overhead.md, "The daemon's default", has what it
+// costs and what it keeps.
+inline constexpr int kDefaultDutyPercent = 25;
+
+// [probe]'s defaults: a recording session's, attached kDefaultDutyPercent of the time.
+TracingOptions default_probe_options();
 
 struct ServeArgs {
     std::string config;

@@ -93,6 +93,11 @@ struct ProgCost {
 // Cumulative state at one instant (t is CLOCK_MONOTONIC seconds).
 struct Snapshot {
     double t = 0;
+    // Seconds the programs were attached since the session opened, and the share
+    // of each period they are (SessionOptions::duty_percent): counters cover the
+    // attached time only, so rates are per attached second.
+    double attached_s = 0;
+    int duty_percent = 100;
     std::vector<TargetCounters> targets;
     std::vector<std::uint64_t> samples_total;   // sampling program, per cpu
     std::vector<std::uint64_t> samples_kernel;  // of which in kernel mode
@@ -277,6 +282,9 @@ struct Interval {
     double t_end = 0;
     Snapshot d;  // d.t == t_end - t_start
     double seconds() const { return t_end - t_start; }
+    // The seconds the counters cover: the attached time of a session attached in
+    // windows, else the interval.
+    double watched_seconds() const { return d.duty_percent < 100 ? d.attached_s : seconds(); }
 };
 Interval delta(const Snapshot& earlier, const Snapshot& later);
 

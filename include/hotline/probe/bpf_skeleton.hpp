@@ -13,6 +13,40 @@
 
 namespace hotline {
 
+// A link and how to make it again, for programs attached in windows
+// (AttachWindows).  Owns the link: destruction detaches it.
+class OwnedLink {
+public:
+    using Attach = std::function<struct bpf_link*()>;
+    OwnedLink(std::string name, struct bpf_link* link, Attach again)
+        : name_(std::move(name)), link_(link), again_(std::move(again)) {}
+    ~OwnedLink() { detach(); }
+    OwnedLink(OwnedLink&& o) noexcept
+        : name_(std::move(o.name_)), link_(std::exchange(o.link_, nullptr)), again_(std::move(o.again_)) {}
+    OwnedLink& operator=(OwnedLink&&) = delete;
+    OwnedLink(const OwnedLink&) = delete;
+    OwnedLink& operator=(const OwnedLink&) = delete;
+
+    const std::string& name() const { return name_; }
+    bool attached() const { return link_ != nullptr; }
+    // Whether the link can be made again once detached.
+    bool reattachable() const { return static_cast<bool>(again_); }
+    void detach() {
+        if (link_) bpf_link__destroy(link_);
+        link_ = nullptr;
+    }
+    // false (errno set) when the program could not be attached again.
+    bool reattach() {
+        if (!link_ && again_) link_ = again_();
+        return link_ != nullptr;
+    }
+
+private:
+    std::string name_;
+    struct bpf_link* link_;
+    Attach again_;
+};
+
 class LoadedObject {
 public:
     template <class S>
@@ -23,15 +57,25 @@ public:
         return l;
     }
     ~LoadedObject() {
-        for (auto* link : extra_links_) bpf_link__destroy(link);
+        links_.clear();
         if (destroy_) destroy_();
     }
     LoadedObject(const LoadedObject&) = delete;
     LoadedObject& operator=(const LoadedObject&) = delete;
 
     struct bpf_object* obj() const { return obj_; }
-    // Links that have no slot in the skeleton (one perf event per CPU).
-    void own_link(struct bpf_link* l) { extra_links_.push_back(l); }
+    // A link that has no slot in the skeleton and cannot be made again (a
+    // tracing program's trampoline: see AttachWindows).
+    void own_link(struct bpf_link* l) { links_.emplace_back("", l, OwnedLink::Attach{}); }
+    // Attaches with `attach` and keeps the link with the way to make it again;
+    // false (errno set) when it fails.
+    bool attach_link(std::string name, OwnedLink::Attach attach) {
+        struct bpf_link* l = attach();
+        if (!l) return false;
+        links_.emplace_back(std::move(name), l, std::move(attach));
+        return true;
+    }
+    std::vector<OwnedLink>& links() { return links_; }
     int map_fd(const char* name) const {
         struct bpf_map* m = bpf_object__find_map_by_name(obj_, name);
         return m ? bpf_map__fd(m) : -1;
@@ -41,7 +85,7 @@ private:
     LoadedObject() = default;
     struct bpf_object* obj_ = nullptr;
     std::function<void()> destroy_;
-    std::vector<struct bpf_link*> extra_links_;
+    std::vector<OwnedLink> links_;
 };
 
 // Until an owner adopts it, a freshly opened skeleton is destroyed on scope exit.

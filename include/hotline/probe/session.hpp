@@ -3,6 +3,7 @@
 // reads their counters.  Destroying it detaches everything (links are fd-owned).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,7 +38,18 @@ struct SessionOptions {
     // Time every program run (hotline cost, which compares variants run by run)
     // instead of a window of each second (RunStatsWindow).
     bool time_every_run = false;
+    // Share of each kSessionDutyPeriod the programs are attached (AttachWindows);
+    // 100: attached throughout.  A detached program costs nothing, where one that
+    // returns early still pays its tracepoint's dispatch.  Counters then cover the
+    // attached time only (Snapshot::attached_s).  `serve` sets it (probe.duty_cycle).
+    int duty_percent = 100;
+    // Where in its period the first window starts (a benchmark draws it).
+    std::chrono::milliseconds duty_phase{0};
 };
+
+// The period of a session's attach windows: short, so that a scrape or an
+// interval of a few seconds covers whole periods.
+inline constexpr std::chrono::milliseconds kSessionDutyPeriod{2000};
 
 // What a session found out besides counters.
 struct SessionInfo {

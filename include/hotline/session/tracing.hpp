@@ -33,6 +33,7 @@ struct TracingOptions {
     int handoff_sample = 1;
     std::uint32_t owner_capacity = SessionOptions{}.owner_capacity;
     bool workq = true;
+    int duty_cycle = SessionOptions{}.duty_percent;  // serve's probe.duty_cycle
     // The built-in targets (or --targets/--func) are watched; discover alone does not.
     bool watch_targets = true;
     // Typed attach points to watch for contended objects of any type (discover).

@@ -3,6 +3,7 @@
 // with the extra arms (--loss-arm) in the same rounds.
 #include <random>
 
+#include "hotline/daemon/serve.hpp"
 #include "hotline/probe/discovery.hpp"
 #include "overhead.hpp"
 
@@ -55,10 +56,26 @@ Result<LossRun> loss_run(Scenario& sc, const Session* s) {
 
 SessionOptions g_loss_session;
 
+SessionOptions serve_default_session(SessionOptions) {
+    auto setup = check_tracing_options(daemon::default_probe_options());
+    return setup ? setup->session : SessionOptions{};
+}
+
+// A windowed session's windows start at a random point of their period, so
+// that runs shorter than a period fall on attached and detached time as a long
+// session does (waiting instead would leave the machine idle before the run).
+SessionOptions at_random_phase(SessionOptions o) {
+    static std::minstd_rand rng(std::random_device{}());
+    if (o.duty_percent < 100)
+        o.duty_phase = std::chrono::milliseconds(
+            std::uniform_int_distribution<std::int64_t>(0, kSessionDutyPeriod.count() - 1)(rng));
+    return o;
+}
+
 // The loss section's arms: without and with its session (the goal's pair), and
 // extra arms (--loss-arm) run in the same rounds, so that what each costs is
 // measured against the same drift of the machine as the loss itself.
-enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor, kDiscover, kDiscoverFull, kDiscoverSettled };
+enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor, kServe, kDiscover, kDiscoverFull, kDiscoverSettled };
 
 struct ExtraArmSpec {
     LossArm arm;
@@ -81,6 +98,8 @@ constexpr ExtraArmSpec kExtraArms[] = {
     {LossArm::kNoWorkq, "no-workq", "the session without the workqueue attribution (record --no-workq)",
      [](SessionOptions o) { o.workq = false; return o; }},
     {LossArm::kFloor, "floor", "empty programs on the session's tracepoints (bench/bpf/floor.bpf.c)", nullptr},
+    {LossArm::kServe, "serve", "hotline serve's default session (attached in windows, probe.duty_cycle)",
+     serve_default_session},
     {LossArm::kDiscover, "discover",
      "hotline discover's default (attach set, duty cycle), every object tracked (no session)", nullptr},
     {LossArm::kDiscoverSettled, "discover-settled",
@@ -99,6 +118,7 @@ std::optional<ExtraArmSpec> extra_arm_named(const std::string& name) {
 
 // What the loss section's session is, for its goal lines.
 std::string loss_session_name() {
+    if (g_loss_session.duty_percent < 100) return "serve's default session (--loss-serve)";
     if (g_loss_session.time_every_run) return "session timing every run (--loss-time-every-run)";
     if (g_loss_session.sample_freq != SessionOptions{}.sample_freq) return "session with --loss-sample-hz";
     return "full default session";
@@ -107,7 +127,7 @@ std::string loss_session_name() {
 // The loss section's session around one run.
 Result<LossRun> loss_run_with_session(Scenario& sc, const KernelInfo& k, const Topology& topo,
                                       const SessionOptions& opts = g_loss_session) {
-    auto s = Session::open(opts, k, topo);
+    auto s = Session::open(at_random_phase(opts), k, topo);
     if (!s) return s.error();
     return loss_run(sc, s->get());
 }
@@ -325,7 +345,8 @@ json report_loss(const LossResult& lr, double secs) {
     json j = {{"scenario", lr.scenario}, {"pairs", lr.pairs.size()},
               {"throughput_loss_pct", to_json(lr.throughput)}, {"cpu_per_op_added_pct", to_json(lr.cpu_per_op)},
               {"bpf_run_time_pct", to_json(lr.bpf)}, {"kernel_account_agrees", agree},
-              {"sample_hz", g_loss_session.sample_freq}, {"time_every_run", g_loss_session.time_every_run}};
+              {"sample_hz", g_loss_session.sample_freq}, {"time_every_run", g_loss_session.time_every_run},
+              {"duty_percent", g_loss_session.duty_percent}};
     if (stats) j["run_stats_price_pct"] = to_json(*stats);
     for (const ExtraArm& e : lr.extra) j["arms"][e.spec.name] = report_extra_arm(e);
     json rounds = json::array();
@@ -347,6 +368,10 @@ json loss_section(const std::vector<std::string>& scenarios, int rounds, double 
                    g_loss_session.sample_freq);
     if (g_loss_session.time_every_run)
         fmt::print("  NOT the default session: every program run timed (--loss-time-every-run)\n");
+    if (g_loss_session.duty_percent < 100)
+        fmt::print("  the session is hotline serve's default: attached {}% of each {} ms, at a random phase "
+                   "(--loss-serve)\n",
+                   g_loss_session.duty_percent, kSessionDutyPeriod.count());
     for (const ExtraArmSpec& a : g_loss_extra_arms)
         fmt::print("  an extra arm in every round (--loss-arm {}): {}\n", a.name, a.what);
     // The session's own statistics window, not this process's: the bench's

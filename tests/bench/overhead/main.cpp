@@ -10,9 +10,9 @@
 //
 //   bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] [--hotline BIN]
 //                  [--no-bpftrace] [--no-perf]
-//                  [--only cost,trigger,percall,workload,queue-work,loss,discover,agent]
+//                  [--only cost,trigger,percall,workload,queue-work,loss,serve,discover,agent]
 //                  [--loss-rounds N] [--loss-duration S] [--loss-sample-hz N]
-//                  [--loss-time-every-run] [--loss-arm every-run,count,no-handoffs,no-workq,floor]
+//                  [--loss-time-every-run] [--loss-serve] [--loss-arm every-run,count,no-handoffs,no-workq,floor,serve]
 //                  [--loss-scenarios tcp-crr,dst-refcount]
 //
 // The sections live beside this file (overhead.hpp lists them).
@@ -63,11 +63,25 @@ std::vector<GoalLine> goal_lines(const json& out) {
     for (auto& jl : out.value("loss", json::array())) {
         auto& c = jl["cpu_per_op_added_pct"];
         bool full = jl.value("sample_hz", 0) == SessionOptions{}.sample_freq && !jl.value("time_every_run", false);
-        lines.push_back({std::string(full ? "loss, full default session, " : "loss, NOT the default session, ") +
-                             jl["scenario"].get<std::string>(),
+        const char* what = jl.value("duty_percent", 100) < 100 ? "loss, serve's default session, "
+                           : full                              ? "loss, full default session, "
+                                                               : "loss, NOT the default session, ";
+        lines.push_back({what + jl["scenario"].get<std::string>(),
                          fmt::format("{:+.2f}% +- {:.2f}%", c["estimate"].get<double>(), c["half_width"].get<double>()),
                          "<= 1%, +- 1%",
                          c["estimate"].get<double>() > kLossTargetPct || c["half_width"].get<double>() > kLossHalfWidthPct});
+    }
+    for (auto& js : out.value("serve", json::array())) {
+        if (!js.contains("targets")) continue;
+        for (auto& [target, t] : js["targets"].items()) {
+            const json& r = t["ratio"];
+            double off = std::max(std::fabs(r["low"].get<double>() - 1), std::fabs(r["high"].get<double>() - 1));
+            lines.push_back({fmt::format("serve's default handoffs/op / full tracking, {}, {}",
+                                         js["scenario"].get<std::string>(), target),
+                             fmt::format("{:.3f} [{:.3f} .. {:.3f}]", r["estimate"].get<double>(),
+                                         r["low"].get<double>(), r["high"].get<double>()),
+                             "1 +- 0.1", off > 0.1});
+        }
     }
     workload_goals(out, lines);
     if (g_count_vs_perf.perf_ns != 0)
@@ -101,9 +115,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     o.hotline_bin = default_hotline(argv[0]);
     Args args("bench_overhead",
               "bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
-              "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,percall,workload,queue-work,loss,discover,agent] "
-              "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run] "
-              "[--loss-arm every-run,count,no-handoffs,no-workq,floor,discover,discover-full,discover-settled] [--loss-scenarios tcp-crr,dst-refcount]",
+              "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,percall,workload,queue-work,loss,serve,discover,agent] "
+              "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run] [--loss-serve] "
+              "[--loss-arm every-run,count,no-handoffs,no-workq,floor,serve,discover,discover-full,discover-settled] [--loss-scenarios tcp-crr,dst-refcount]",
               argc, argv);
     while (args.next()) {
         if (args.is("--smoke")) o.smoke = true;
@@ -117,6 +131,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
         else if (args.is("--loss-duration")) o.loss_secs = args.double_value();
         else if (args.is("--loss-sample-hz")) g_loss_session.sample_freq = args.int_value();
         else if (args.is("--loss-time-every-run")) g_loss_session.time_every_run = true;
+        else if (args.is("--loss-serve")) g_loss_session = serve_default_session();
         else if (args.is("--loss-every-run-arm")) add_loss_arms("every-run");  // the older spelling
         else if (args.is("--loss-arm")) {
             if (!add_loss_arms(args.value())) return 2;
@@ -190,7 +205,7 @@ int finish_run(const Options& o, json& out) {
     for (auto& m : g_missed) fmt::print("MISSED {}\n", m);
     g_run_stats.off();
     std::vector<std::string> sections;
-    for (const char* part : {"cost", "trigger", "percall", "workload", "queue-work", "loss", "discover", "agent"})
+    for (const char* part : {"cost", "trigger", "percall", "workload", "queue-work", "loss", "serve", "discover", "agent"})
         if (o.want(part) && (o.bpftrace || std::string(part) != "queue-work")) sections.push_back(part);
     sections.push_back("summary");
     // Differences of two timings may be below zero: the added ns per hit and the
@@ -230,6 +245,7 @@ int main(int argc, char** argv) {
     if (o.want("workload")) out["workload"] = workload_section(o, k, *topo);
     if (o.want("queue-work") && o.bpftrace) out["queue-work"] = queue_work_peer(o, k, *topo);
     if (o.want("loss")) out["loss"] = loss_section(o.loss_scenarios, o.loss_rounds, o.loss_secs, k, *topo);
+    if (o.want("serve")) out["serve"] = serve_fidelity_section(o, k, *topo);
     if (o.want("discover")) out["discover"] = discover_section(o.smoke, *topo);
     if (o.want("agent"))
         out["agent"] = agent_section(o.hotline_bin, o.smoke ? 1 : std::min(o.pairs, 3),

@@ -150,6 +150,9 @@ json per_call_section(bool smoke, int pairs, bool perf, bool bpftrace);
 // program run (--loss-time-every-run), as sessions did before their statistics
 // window, which prices the window's saving.
 extern SessionOptions g_loss_session;
+// `hotline serve`'s default session (its probe.duty_cycle windows included).
+SessionOptions serve_default_session(SessionOptions ignored = {});
+SessionOptions at_random_phase(SessionOptions o);
 constexpr double kLossTargetPct = 1.0;       // the goal: at most 1% lost
 constexpr double kLossHalfWidthPct = 1.0;    // known to +-1% (95% confidence)
 
@@ -184,6 +187,11 @@ struct Options {
 };
 
 json cost_section(const Options& o, const KernelInfo& k, const Topology& topo);
+
+// --- serve.cpp -----------------------------------------------------------------------------
+
+// serve's default session against full tracking in the same runs: handoffs per operation.
+json serve_fidelity_section(const Options& o, const KernelInfo& k, const Topology& topo);
 
 // --- queue_work_peer.cpp -------------------------------------------------------------------
 

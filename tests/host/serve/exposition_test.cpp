@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include "machine_facts.hpp"
@@ -87,7 +89,8 @@ TEST(ServeHost, PerTargetMechanismsShareOneExposition) {
     Daemon d("[[target]]\nname = \"queue_work_on\"\nmechanism = \"tracepoint\"\n"
              "[[target]]\nname = \"dst_release\"\n"
              "[[target]]\nname = \"ipv4_dst_check\"\nmechanism = \"sampling\"\n"
-             "[[target]]\nname = \"tcp_prequeue\"\nmechanism = \"fentry\"\n");
+             "[[target]]\nname = \"tcp_prequeue\"\nmechanism = \"fentry\"\n"
+             "[probe]\nduty_cycle = 100\n");
     ASSERT_TRUE(d.up()) << d.why_not_up();
     stat_refresh(10);
     std::string m = body_of(get(d.port(), "/metrics"));
@@ -120,7 +123,7 @@ TEST(ServeHost, PerTargetMechanismsShareOneExposition) {
 // (tests/host/helpers/pty_pingpong.cpp); the daemon's matrix must show it.
 TEST(ServeHost, HandoffMatrixFollowsAnAlternatingWriter) {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_FAIL() << "needs 2 CPUs";
-    Daemon d("targets = [\"queue_work_on\"]\n");
+    Daemon d("targets = [\"queue_work_on\"]\n[probe]\nduty_cycle = 100\n");
     ASSERT_TRUE(d.up()) << d.why_not_up();
     // The matrix cells between the writer's CPUs' nodes (machine_facts.hpp).
     const auto& mf = hostfacts::MachineFacts::get();
@@ -157,6 +160,23 @@ TEST(ServeHost, HandoffMatrixFollowsAnAlternatingWriter) {
     ASSERT_TRUE(off.up()) << off.why_not_up();
     std::string m = body_of(get(off.port(), "/metrics"));
     EXPECT_EQ(m.find("hotline_handoffs_total"), std::string::npos) << "count-only mode exports no matrix";
+}
+
+// The default attaches the programs a share of the time (probe.duty_cycle, of
+// every 2 s): over two whole periods the attached seconds grow by that share.
+TEST(ServeHost, TheDefaultIsAttachedItsShareOfTheTime) {
+    Daemon d("targets = [\"queue_work_on\"]\n");
+    ASSERT_TRUE(d.up()) << d.why_not_up();
+    const std::string attached = "hotline_probe_attached_seconds_total";
+    std::string m0 = body_of(get(d.port(), "/metrics"));
+    auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+    std::string m1 = body_of(get(d.port(), "/metrics"));
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double share = sample(m1, "hotline_probe_duty_cycle_ratio");
+    EXPECT_GT(share, 0) << m1;
+    EXPECT_LT(share, 1) << "the default keeps the programs attached throughout\n" << m1;
+    EXPECT_NEAR(sample(m1, attached) - sample(m0, attached), share * secs, 0.15) << "over " << secs << " s\n" << m1;
 }
 
 // `--listen [::1]:0`: the exporter binds the IPv6 loopback, says so with the

@@ -110,6 +110,8 @@ TlsScrape tls_get(int port, const std::string& path, const std::string& user = "
 TlsScrape tls_get_until_served(int port, const std::string& path, int* busy = nullptr);
 std::vector<TlsScrape> concurrent_tls_gets(int port, int n);
 
-inline constexpr const char* kQueueWorkConfig = "targets = [\"queue_work_on\", \"dst_release\"]\n";
+// Attached throughout (probe.duty_cycle = 100): the tests count exact calls.
+inline constexpr const char* kQueueWorkConfig =
+    "targets = [\"queue_work_on\", \"dst_release\"]\n[probe]\nduty_cycle = 100\n";
 
 }  // namespace servetest

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// A session attached in windows (serve's default, SessionOptions::duty_percent)
+// beside one attached throughout, on one workload: the windowed one is attached
+// its share of the time, sees that share of the calls, and keeps the handoffs
+// per call of the whole.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "hotline/daemon/serve.hpp"
+#include "hotline/kernel/kernel.hpp"
+#include "hotline/probe/session.hpp"
+#include "hotline/workload/workload.hpp"
+
+using namespace hotline;
+
+namespace {
+
+double handoffs_per_call(const Interval& iv) {
+    const TargetCounters* t = iv.d.find("queue_work_on");
+    if (!t || t->total_calls() == 0) return 0;
+    return double(t->handoffs.handoffs()) / double(t->total_calls());
+}
+
+std::uint64_t calls(const Interval& iv) {
+    const TargetCounters* t = iv.d.find("queue_work_on");
+    return t ? t->total_calls() : 0;
+}
+
+}  // namespace
+
+TEST(DutyCycleHost, ServesDefaultIsAttachedItsShareAndKeepsHandoffsPerCall) {
+    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
+    auto topo = read_topology();
+    ASSERT_TRUE(topo) << topo.error().message();
+    if (topo->cpus.size() < 2) GTEST_FAIL() << "needs 2 CPUs";
+    SessionOptions throughout;
+    throughout.targets = {"queue_work_on"};
+    throughout.latency = false;
+    throughout.workq = false;
+    SessionOptions windowed = throughout;
+    windowed.duty_percent = daemon::kDefaultDutyPercent;
+    auto full = Session::open(throughout, probe_kernel(), *topo);
+    ASSERT_TRUE(full) << full.error().message();
+    auto part = Session::open(windowed, probe_kernel(), *topo);
+    ASSERT_TRUE(part) << part.error().message();
+    // The flush work item of a pty written from every CPU in turn: a handoff on
+    // most writes, at a steady rate.
+    PtyOptions po;
+    po.cpus = topo->cpus;
+    po.writes_per_cpu = 1;
+    po.pause_us = 0;
+    auto w = PtyWorkload::start(po);
+    ASSERT_TRUE(w) << w.error().message();
+    auto f0 = (*full)->read(), p0 = (*part)->read();
+    ASSERT_TRUE(f0 && p0);
+    // Whole periods, so that the attached share does not depend on the phase.
+    std::this_thread::sleep_for(3 * kSessionDutyPeriod);
+    auto f1 = (*full)->read(), p1 = (*part)->read();
+    (*w)->stop();
+    ASSERT_TRUE(f1 && p1);
+    EXPECT_EQ((*w)->error(), "");
+    const Interval fi = delta(*f0, *f1), pi = delta(*p0, *p1);
+    const double share = daemon::kDefaultDutyPercent / 100.0;
+    EXPECT_EQ(pi.d.duty_percent, daemon::kDefaultDutyPercent);
+    EXPECT_EQ(fi.d.duty_percent, 100);
+    EXPECT_NEAR(pi.watched_seconds() / pi.seconds(), share, 0.05)
+        << pi.watched_seconds() << " s attached of " << pi.seconds();
+    ASSERT_GT(calls(fi), 1000u) << "the pty writer queued too little work";
+    const double seen = double(calls(pi)) / double(calls(fi));
+    EXPECT_NEAR(seen, share, 0.1) << calls(pi) << " calls windowed, " << calls(fi) << " attached throughout";
+    const double hf = handoffs_per_call(fi), hp = handoffs_per_call(pi);
+    ASSERT_GT(hf, 0.1) << "the writer did not hand its work item over";
+    EXPECT_NEAR(hp / hf, 1.0, 0.1) << "handoffs per call: windowed " << hp << ", attached throughout " << hf;
+}
