@@ -224,7 +224,9 @@ public:
     }
 
 private:
-    static constexpr double kMinWindowS = 1.0;
+    // A whole period of the attach windows (probe.duty_cycle): one in which the
+    // programs were attached.
+    static constexpr double kMinWindowS = std::chrono::duration<double>(kSessionDutyPeriod).count();
     std::mutex mu_;
     std::optional<LiveDiagnosis> diag_;
     bool started_ = false;

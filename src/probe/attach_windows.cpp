@@ -11,8 +11,8 @@
 
 namespace hotline {
 
-AttachWindows::AttachWindows(std::vector<OwnedLink*> links, DutyCycle duty)
-    : duty_(duty), links_(std::move(links)), on_since_(monotonic_ns()) {
+AttachWindows::AttachWindows(std::vector<OwnedLink*> links, DutyCycle duty, std::function<void()> before_attach)
+    : duty_(duty), before_attach_(std::move(before_attach)), links_(std::move(links)), on_since_(monotonic_ns()) {
     if (!duty_.always()) thread_ = thread_with_signals_blocked([this] { loop(); });
 }
 
@@ -51,6 +51,7 @@ void AttachWindows::detach_all() {
 
 // ... and starts once the last one is attached.
 void AttachWindows::attach_all() {
+    if (before_attach_) before_attach_();
     for (OwnedLink* l : links_) {
         const bool failed_before = std::find_if(failures_.begin(), failures_.end(), [l](auto& f) {
                                        return f.first == l->name();

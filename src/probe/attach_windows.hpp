@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -38,8 +39,11 @@ struct DutyCycle {
 class AttachWindows {
 public:
     // `links`: attached, in attach order; they are detached in the reverse order
-    // (an entry program before its exit program).
-    AttachWindows(std::vector<OwnedLink*> links, DutyCycle duty);
+    // (an entry program before its exit program).  `before_attach` runs before
+    // each window opens: state that pairs two events (an entry and its exit, a
+    // queue and its execute) must not pair one seen before a window off with
+    // one seen after it.
+    AttachWindows(std::vector<OwnedLink*> links, DutyCycle duty, std::function<void()> before_attach = {});
     // Stops the windows; the links stay as they are, for their owners to detach.
     ~AttachWindows();
     AttachWindows(const AttachWindows&) = delete;
@@ -59,6 +63,7 @@ private:
     void attach_all();
 
     const DutyCycle duty_;
+    const std::function<void()> before_attach_;
     std::vector<OwnedLink*> links_;
     std::vector<std::pair<std::string, std::string>> failures_;
     mutable std::mutex mu_;

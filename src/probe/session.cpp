@@ -401,6 +401,22 @@ void SessionImpl::start_run_stats() {
     cost_scaler_.emplace(monotonic_ns(), stats_window_->covered_ns());
 }
 
+// Every value of an array map zeroed (per-CPU ones on every CPU); false when a
+// write failed.
+bool zero_array_map(int fd) {
+    bpf_map_info info{};
+    std::uint32_t len = sizeof info;
+    if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) return false;
+    const bool per_cpu = info.type == BPF_MAP_TYPE_PERCPU_ARRAY;
+    const std::size_t value = per_cpu ? ((info.value_size + 7) / 8 * 8) * std::size_t(libbpf_num_possible_cpus())
+                                      : info.value_size;
+    std::vector<std::uint8_t> zeros(value, 0);
+    bool ok = true;
+    for (std::uint32_t key = 0; key < info.max_entries; ++key)
+        ok &= bpf_map_update_elem(fd, &key, zeros.data(), BPF_ANY) == 0;
+    return ok;
+}
+
 // Attach windows, once everything is attached.  A tracing program's link cannot
 // be made again reliably (AttachWindows): a session with one stays attached
 // throughout, and says so.
@@ -421,9 +437,18 @@ void SessionImpl::start_windows() {
     }
     if (workq_) take(*workq_);
     if (sampling_) take(*sampling_);
+    // Entries whose exit fell in a window off, work queued whose execute did:
+    // cleared, or the next window would time them across the gap.
+    std::vector<int> pairing;
+    for (auto& a : attached_) pairing.push_back(a.obj->map_fd("lat_stack"));
+    if (workq_) pairing.push_back(workq_->map_fd("queued_at"));
+    std::erase(pairing, -1);
     windows_ = std::make_unique<AttachWindows>(
         std::move(links),
-        DutyCycle{.percent = opts_.duty_percent, .period = kSessionDutyPeriod, .phase = opts_.duty_phase});
+        DutyCycle{.percent = opts_.duty_percent, .period = kSessionDutyPeriod, .phase = opts_.duty_phase},
+        [pairing] {
+            for (int fd : pairing) zero_array_map(fd);
+        });
 }
 
 Result<Snapshot> SessionImpl::read() const {

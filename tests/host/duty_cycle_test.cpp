@@ -24,6 +24,15 @@ double handoffs_per_call(const Interval& iv) {
     return double(t->handoffs.handoffs()) / double(t->total_calls());
 }
 
+// Queue-to-execute times of at least 2^29 ns (0.54 s): none of the pty's work
+// waits that long; a queue seen before a window off paired with an execute
+// seen after it would (the off time is 1.5 s).
+std::uint64_t waits_over_half_a_second(const Interval& iv) {
+    std::uint64_t n = 0;
+    for (std::size_t slot = 29; slot < iv.d.workq.hist.size(); ++slot) n += iv.d.workq.hist[slot];
+    return n;
+}
+
 std::uint64_t calls(const Interval& iv) {
     const TargetCounters* t = iv.d.find("queue_work_on");
     return t ? t->total_calls() : 0;
@@ -39,7 +48,6 @@ TEST(DutyCycleHost, ServesDefaultIsAttachedItsShareAndKeepsHandoffsPerCall) {
     SessionOptions throughout;
     throughout.targets = {"queue_work_on"};
     throughout.latency = false;
-    throughout.workq = false;
     SessionOptions windowed = throughout;
     windowed.duty_percent = daemon::kDefaultDutyPercent;
     auto full = Session::open(throughout, probe_kernel(), *topo);
@@ -66,12 +74,16 @@ TEST(DutyCycleHost, ServesDefaultIsAttachedItsShareAndKeepsHandoffsPerCall) {
     const double share = daemon::kDefaultDutyPercent / 100.0;
     EXPECT_EQ(pi.d.duty_percent, daemon::kDefaultDutyPercent);
     EXPECT_EQ(fi.d.duty_percent, 100);
-    EXPECT_NEAR(pi.watched_seconds() / pi.seconds(), share, 0.05)
+    EXPECT_NEAR(pi.watched_seconds() / pi.seconds(), share, 0.2 * share)
         << pi.watched_seconds() << " s attached of " << pi.seconds();
     ASSERT_GT(calls(fi), 1000u) << "the pty writer queued too little work";
     const double seen = double(calls(pi)) / double(calls(fi));
-    EXPECT_NEAR(seen, share, 0.1) << calls(pi) << " calls windowed, " << calls(fi) << " attached throughout";
+    EXPECT_NEAR(seen, share, 0.4 * share) << calls(pi) << " calls windowed, " << calls(fi) << " attached throughout";
     const double hf = handoffs_per_call(fi), hp = handoffs_per_call(pi);
     ASSERT_GT(hf, 0.1) << "the writer did not hand its work item over";
     EXPECT_NEAR(hp / hf, 1.0, 0.1) << "handoffs per call: windowed " << hp << ", attached throughout " << hf;
+    ASSERT_TRUE(pi.d.has_workq);
+    EXPECT_GT(pi.d.workq.lat_count, 0u);
+    EXPECT_EQ(waits_over_half_a_second(pi), waits_over_half_a_second(fi))
+        << "queue-to-execute times across a window off";
 }

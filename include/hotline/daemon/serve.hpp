@@ -16,7 +16,7 @@ inline constexpr int kDefaultListenPort = 10464;  // docs/metrics.md says why th
 // The share of the time an always-on exporter keeps its programs attached
 // (probe.duty_cycle): docs/overhead.md, "The daemon's default", has what it
 // costs and what it keeps.
-inline constexpr int kDefaultDutyPercent = 25;
+inline constexpr int kDefaultDutyPercent = 10;
 
 // [probe]'s defaults: a recording session's, attached kDefaultDutyPercent of the time.
 TracingOptions default_probe_options();

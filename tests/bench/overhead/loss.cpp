@@ -81,9 +81,16 @@ struct ExtraArmSpec {
     LossArm arm;
     const char* name;  // --loss-arm NAME, the JSON key
     const char* what;
-    // The arm's session from the loss section's; none: the floor's empty programs,
-    // which have no account here (the section's statistics window times sessions only).
-    SessionOptions (*session)(SessionOptions);
+    // The arm's session from the loss section's; none: discover's programs, or
+    // the floor's empty programs, which have no account here (the section's
+    // statistics window times sessions only).
+    SessionOptions (*session)(SessionOptions) = nullptr;
+    // discover's default attach set attached this percent of the time (0: not discover),
+    // measured on a second run after an unmeasured one when `settle`.
+    int discover_duty = 0;
+    bool settle = false;
+    // Whether the kernel's account of the arm's programs is taken.
+    bool has_account() const { return session || discover_duty > 0; }
 };
 // every-run prices the statistics window; floor, count, no-handoffs and no-workq
 // split the loss into what any program on the session's tracepoints costs, what
@@ -97,16 +104,17 @@ constexpr ExtraArmSpec kExtraArms[] = {
      [](SessionOptions o) { o.handoffs = false; return o; }},
     {LossArm::kNoWorkq, "no-workq", "the session without the workqueue attribution (record --no-workq)",
      [](SessionOptions o) { o.workq = false; return o; }},
-    {LossArm::kFloor, "floor", "empty programs on the session's tracepoints (bench/bpf/floor.bpf.c)", nullptr},
+    {LossArm::kFloor, "floor", "empty programs on the session's tracepoints (bench/bpf/floor.bpf.c)"},
     {LossArm::kServe, "serve", "hotline serve's default session (attached in windows, probe.duty_cycle)",
      serve_default_session},
     {LossArm::kDiscover, "discover",
-     "hotline discover's default (attach set, duty cycle), every object tracked (no session)", nullptr},
+     "hotline discover's default (attach set, duty cycle), every object tracked (no session)", nullptr,
+     kDiscoverDutyPercent},
     {LossArm::kDiscoverSettled, "discover-settled",
      "discover-full, measured on a second run after one unmeasured run (what the first run after a load costs)",
-     nullptr},
+     nullptr, 100, true},
     {LossArm::kDiscoverFull, "discover-full",
-     "hotline discover's default attach set attached throughout (--duty-cycle 100, no session)", nullptr},
+     "hotline discover's default attach set attached throughout (--duty-cycle 100, no session)", nullptr, 100},
 };
 std::vector<ExtraArmSpec> g_loss_extra_arms;
 
@@ -236,9 +244,7 @@ Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, con
     for (const ExtraArmSpec& a : kExtraArms) {
         if (a.arm != arm) continue;
         if (a.session) return loss_run_with_session(sc, k, topo, a.session(g_loss_session));
-        if (arm == LossArm::kDiscover) return loss_run_with_discovery(sc, topo, kDiscoverDutyPercent);
-        if (arm == LossArm::kDiscoverFull) return loss_run_with_discovery(sc, topo, 100);
-        if (arm == LossArm::kDiscoverSettled) return loss_run_with_discovery(sc, topo, 100, true);
+        if (a.discover_duty > 0) return loss_run_with_discovery(sc, topo, a.discover_duty, a.settle);
         auto floor = attach_floor();
         if (!floor) return floor.error();
         return loss_run(sc, nullptr);
@@ -249,9 +255,7 @@ Result<LossRun> loss_arm_run(LossArm arm, Scenario& sc, const KernelInfo& k, con
 void finish_extra_arm(ExtraArm& e) {
     e.cpu_per_op = paired_change(e.vs_none, &LossRun::cpu_ns_per_op, 1);
     e.over_session = paired_change(e.vs_session, &LossRun::cpu_ns_per_op, 1);
-    if (e.spec.session || e.spec.arm == LossArm::kDiscover || e.spec.arm == LossArm::kDiscoverFull ||
-        e.spec.arm == LossArm::kDiscoverSettled)
-        e.bpf = bpf_share(e.vs_none);
+    if (e.spec.has_account()) e.bpf = bpf_share(e.vs_none);
 }
 
 // Rounds of short runs, without and with a full default session and in every
@@ -339,6 +343,10 @@ json report_loss(const LossResult& lr, double secs) {
     const Pct& loss = lr.cpu_per_op;
     if (loss.estimate > kLossTargetPct)
         g_missed.push_back(fmt::format("{}: {:.2f}% (target <= {:.0f}%)", what, loss.estimate, kLossTargetPct));
+    // serve's goal (issue 43) is on the interval's upper end.
+    if (g_loss_session.duty_percent < 100 && loss.high > kLossTargetPct)
+        g_missed.push_back(fmt::format("{}: upper end of the 95% CI {:.2f}% (target <= {:.0f}%; more --loss-rounds)",
+                                       what, loss.high, kLossTargetPct));
     if (loss.half_width() > kLossHalfWidthPct)
         g_missed.push_back(fmt::format("{}: known to +-{:.2f}% only (target +-{:.0f}%; more --loss-rounds)", what,
                                        loss.half_width(), kLossHalfWidthPct));
@@ -350,11 +358,17 @@ json report_loss(const LossResult& lr, double secs) {
     if (stats) j["run_stats_price_pct"] = to_json(*stats);
     for (const ExtraArm& e : lr.extra) j["arms"][e.spec.name] = report_extra_arm(e);
     json rounds = json::array();
-    for (auto& [without, with] : lr.pairs)
-        rounds.push_back({{"rate_without", without.rate}, {"rate_with", with.rate},
-                          {"cpu_ns_per_op_without", without.cpu_ns_per_op}, {"cpu_ns_per_op_with", with.cpu_ns_per_op},
-                          {"bpf_ns_per_op", with.bpf_ns_per_op}, {"bpf_runs_per_op", with.bpf_runs_per_op},
-                          {"timed_runs_per_op", with.timed_runs_per_op}});
+    for (auto& [without, with] : lr.pairs) {
+        json r = {{"rate_without", without.rate}, {"rate_with", with.rate},
+                  {"cpu_ns_per_op_without", without.cpu_ns_per_op}, {"cpu_ns_per_op_with", with.cpu_ns_per_op}};
+        // A windowed session's statistics window may fall on detached time only.
+        if (with.bpf_runs_per_op > 0) {
+            r["bpf_ns_per_op"] = with.bpf_ns_per_op;
+            r["bpf_runs_per_op"] = with.bpf_runs_per_op;
+            r["timed_runs_per_op"] = with.timed_runs_per_op;
+        }
+        rounds.push_back(r);
+    }
     j["rounds"] = rounds;
     return j;
 }
