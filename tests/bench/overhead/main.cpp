@@ -78,12 +78,11 @@ std::vector<GoalLine> goal_lines(const json& out) {
     for (auto& js : out.value("serve", json::array())) {
         if (!js.contains("targets")) continue;
         for (auto& [target, t] : js["targets"].items()) {
-            const json& r = t["ratio"];
-            double off = std::max(std::fabs(r["low"].get<double>() - 1), std::fabs(r["high"].get<double>() - 1));
+            const json& r = t["runs"];
+            double off = std::max(std::fabs(r["min"].get<double>() - 1), std::fabs(r["max"].get<double>() - 1));
             lines.push_back({fmt::format("serve's default handoffs/op / full tracking, {}, {}",
                                          js["scenario"].get<std::string>(), target),
-                             fmt::format("{:.3f} [{:.3f} .. {:.3f}]", r["estimate"].get<double>(),
-                                         r["low"].get<double>(), r["high"].get<double>()),
+                             fmt::format("runs {:.3f} .. {:.3f}", r["min"].get<double>(), r["max"].get<double>()),
                              "1 +- 0.1", off > 0.1});
         }
     }

@@ -57,7 +57,8 @@ Result<FidelityRun> fidelity_run(Scenario& sc, const KernelInfo& k, const Topolo
 }
 
 // Per target: each session's mean handoffs per operation, and the windowed one's
-// over the full one's (per run, its mean with a 95% CI); the goal: within +-10%.
+// over the full one's per run; the goal: every run within +-10% (the mean's 95% CI
+// is reported beside it).
 json report_fidelity(const std::string& scen, const std::vector<FidelityRun>& runs) {
     std::map<std::string, std::vector<double>> full, windowed, ratio;
     std::map<std::string, double> seen;
@@ -84,16 +85,18 @@ json report_fidelity(const std::string& scen, const std::vector<FidelityRun>& ru
             continue;
         }
         const MeanCi rc = mean_ci95(ratio[target]);
-        const double off = std::max(std::fabs(rc.low() - 1), std::fabs(rc.high() - 1)) * 100;
+        const auto [lo, hi] = std::minmax_element(ratio[target].begin(), ratio[target].end());
+        const double off = std::max(std::fabs(*lo - 1), std::fabs(*hi - 1)) * 100;
         fmt::print("  {:<16} handoffs/op attached throughout {:.4f}, serve's default scaled {:.4f}: "
-                   "{:.3f} [{:.3f} .. {:.3f}]\n",
-                   target, f, w, rc.mean, rc.low(), rc.high());
+                   "runs {:.3f} .. {:.3f}, mean {:.3f} [{:.3f} .. {:.3f}]\n",
+                   target, f, w, *lo, *hi, rc.mean, rc.low(), rc.high());
         j["targets"][target] = {{"full_per_op", f},
                                 {"serve_per_op", w},
-                                {"ratio", {{"estimate", rc.mean}, {"low", rc.low()}, {"high", rc.high()}}}};
+                                {"ratio", {{"estimate", rc.mean}, {"low", rc.low()}, {"high", rc.high()}}},
+                                {"runs", {{"min", *lo}, {"max", *hi}, {"each", ratio[target]}}}};
         if (off > 10)
             g_missed.push_back(fmt::format("{} {}: serve's default handoffs per operation within {:.1f}% of full "
-                                           "tracking (95% CI; target +-10%)",
+                                           "tracking in its worst run (target +-10%)",
                                            scen, target, off));
     }
     return j;
