@@ -32,8 +32,8 @@ struct DutyCycle {
 
 // Detaches the links at the end of each window and attaches them again at the
 // start of the next, from a thread of its own.  The links stay their owners'
-// (a LoadedObject, a Discovery), which outlive the windows; every link must be
-// reattachable().  A tracing program's (fentry/fexit) is not: after its link is
+// (a LoadedObject, a Discovery), which outlive the windows; every link must
+// know how to attach again (not own_link's).  A tracing program's (fentry/fexit) is not: after its link is
 // destroyed the kernel may attach it again without its trampoline running it
 // (measured on a 6.12 guest), and before 5.19 not at all.
 class AttachWindows {

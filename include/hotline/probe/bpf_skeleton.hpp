@@ -28,9 +28,6 @@ public:
     OwnedLink& operator=(const OwnedLink&) = delete;
 
     const std::string& name() const { return name_; }
-    bool attached() const { return link_ != nullptr; }
-    // Whether the link can be made again once detached.
-    bool reattachable() const { return static_cast<bool>(again_); }
     void detach() {
         if (link_) bpf_link__destroy(link_);
         link_ = nullptr;
