@@ -55,6 +55,17 @@ struct {
 	__type(value, struct hl_handoff_counts);
 } handoffs SEC(".maps");
 
+/* Whether tracking is on, and in which window (HL_TRACK_OFF, HL_GEN_MASK): the
+ * agent writes it at each window's edge; 0 (tracking throughout, one window)
+ * unless it does.  Read by every tracked hit, written a few times a second: a
+ * line every CPU keeps shared. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} track_gate SEC(".maps");
+
 HL_OWNER_TABLE_FNS(hl_owner, struct hl_owner_set)
 
 static __always_inline void hl_owner_insert(struct hl_owner_set *s, __u32 set, __u64 obj, __u32 cpu_node,
@@ -80,20 +91,39 @@ static __always_inline void hl_owner_insert(struct hl_owner_set *s, __u32 set, _
 	hc->new_objects++;
 }
 
-/* aux: a work item's function when the caller could read it directly (tp_btf),
+/* A touch of an object whose owner was recorded in an earlier tracking window:
+ * who touched it in between is unknown, so it is no handoff; it opens the
+ * object's owner for this window. */
+static __always_inline void hl_owner_reopen(struct hl_owner *o, __u32 cpu_node)
+{
+	o->cpu_node = cpu_node;
+	o->stamp = (__u32)bpf_jiffies64();
+}
+
+/* Called once per counted call (a proxy's calls are its matching events), so
+ * that `windowed` counts the calls of the tracking windows.
+ * aux: a work item's function when the caller could read it directly (tp_btf),
  * else 0 and it is read here, only when the object is inserted. */
 static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 {
 	struct hl_handoff_counts *hc;
 	struct hl_owner_set *s;
 	struct hl_owner *o;
-	__u32 zero = 0, cpu, node, prev, set, way;
+	__u32 zero = 0, cpu, node, prev, set, way, gen, cpu_node, *gate;
 	__u64 h;
 
-	if (!obj)
+	gate = bpf_map_lookup_elem(&track_gate, &zero);
+	if (!gate)
 		return;
+	gen = *gate;
+	if (gen & HL_TRACK_OFF)
+		return;
+	gen &= HL_GEN_MASK;
 	hc = bpf_map_lookup_elem(&handoffs, &zero);
 	if (!hc)
+		return;
+	hc->windowed++;
+	if (!obj)
 		return;
 	obj = hl_as_number(&hc->scratch, obj);
 	h = hl_addr_hash(obj, 6);
@@ -108,17 +138,24 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 	hc->tracked++;
 	hc->remote += hl_other_cpu(req_cpu, cpu);
 	way = hl_owner_find(s, obj);
-	/* Same CPU, so same node: the common case needs no node lookup (a helper call). */
-	if (way < HL_OWNER_WAYS && HL_CPU_OF(s->w[way & (HL_OWNER_WAYS - 1)].cpu_node) == HL_CPU_OF(cpu)) {
+	/* Same CPU in this window, so same node: the common case needs no node
+	 * lookup (a helper call). */
+	if (way < HL_OWNER_WAYS &&
+	    HL_OWNER_KEY(s->w[way & (HL_OWNER_WAYS - 1)].cpu_node) == HL_OWNER_KEY(HL_CPU_NODE_GEN(cpu, 0, gen))) {
 		hc->same_cpu++;
 		return;
 	}
 	node = bpf_get_numa_node_id();
+	cpu_node = HL_CPU_NODE_GEN(cpu, node, gen);
 	if (way >= HL_OWNER_WAYS) {
-		hl_owner_insert(s, set, obj, HL_CPU_NODE(cpu, node), aux, hc);
+		hl_owner_insert(s, set, obj, cpu_node, aux, hc);
 		return;
 	}
 	o = &s->w[way & (HL_OWNER_WAYS - 1)];
+	if (HL_GEN_OF(o->cpu_node) != gen) {
+		hl_owner_reopen(o, cpu_node);
+		return;
+	}
 	prev = HL_NODE_OF(o->cpu_node);
 	if (prev == node) {
 		hc->cross_cpu++;
@@ -128,8 +165,7 @@ static __always_inline void hl_track_aux(__u64 obj, __s64 req_cpu, __u64 aux)
 	}
 	hl_inc_clamped(hc->from_node, prev);
 	o->handoffs++;
-	o->cpu_node = HL_CPU_NODE(cpu, node);
-	o->stamp = (__u32)bpf_jiffies64();
+	hl_owner_reopen(o, cpu_node);
 }
 
 static __always_inline void hl_track(__u64 obj, __s64 req_cpu)

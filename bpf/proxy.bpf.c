@@ -131,8 +131,11 @@ static __always_inline void hl_sock_destroyed(struct sock *sk, bool track)
 	h->t[HL_SLOT_SKB_FREE].calls += (rx != 0) + (out != 0);
 	if (!track)
 		return;
-	hl_track(rx, -1);
-	hl_track(out, -1);
+	/* Once per route counted in `calls` (the tracker's windowed count). */
+	if (rx)
+		hl_track(rx, -1);
+	if (out)
+		hl_track(out, -1);
 }
 
 SEC("tp_btf/tcp_destroy_sock")

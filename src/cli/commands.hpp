@@ -83,7 +83,11 @@ struct ScenarioArgs {
 // `record`'s and live `diagnose`'s options: the engine's (tracing) and what
 // the front end prints.
 struct RecordArgs {
-    TracingOptions tracing;
+    TracingOptions tracing = [] {
+        TracingOptions t;
+        t.handoff_share = kRecordHandoffShare;
+        return t;
+    }();
     ScenarioArgs scenario;  // scenario.name empty: none
     bool per_cpu = false;
     bool json = false;  // the recording on stdout, the tables on stderr

@@ -45,6 +45,10 @@ void add_record_options(CLI::App* r, RecordArgs& rec) {
     r->add_option("--func", t.funcs, "Also watch a kernel function, tracking pointer argument N as the object: NAME[:argN] (repeatable)");
     r->add_flag_callback("--no-handoffs", [&t] { t.handoffs = false; }, "Count only: do not track object handoffs between CPUs");
     r->add_option("--handoff-sample", t.handoff_sample, "Track handoffs of 1 object in N (by address hash) to cut cost");
+    r->add_option("--handoff-share", t.handoff_share,
+                  fmt::format("Track handoffs this percent of each 2 s (default {}); calls are counted throughout, "
+                              "handoffs scaled to the whole time",
+                              t.handoff_share));
     r->add_option("--owner-map-size", t.owner_capacity,
                   fmt::format("Objects the handoff tracker keeps per target (default {})", t.owner_capacity));
     r->add_option("--top", rec.top, fmt::format("Hot objects and work functions to list (default {})", rec.top));

@@ -55,7 +55,8 @@ void record_options(RecordingWriter& rec, const RecordArgs& a, const TracingSetu
     rec.set_options({{"duration_s", s.duration}, {"interval_s", s.interval}, {"per_cpu", a.per_cpu},
                      {"mechanism", t.mechanism}, {"workload", t.workload}, {"sample_freq", t.sample_freq},
                      {"latency", t.latency}, {"funcs", t.funcs}, {"handoffs", t.handoffs},
-                     {"handoff_sample", t.handoff_sample}, {"owner_map_size", t.owner_capacity}});
+                     {"handoff_sample", t.handoff_sample}, {"handoff_share", t.handoff_share},
+                     {"owner_map_size", t.owner_capacity}});
 }
 
 // The tables go to stdout, or to stderr when stdout carries the JSON recording.
@@ -75,7 +76,7 @@ void print_summary(const Interval& whole, const std::string& stop_reason, const 
     }
     render_handoffs_text(text_out(a), whole, topo, a.per_cpu);
     text_out(a) << "\n";
-    render_hot_objects_text(text_out(a), top_objects(whole.d.objects, std::size_t(a.top)), whole.seconds());
+    render_hot_objects_text(text_out(a), top_objects(whole.d.objects, std::size_t(a.top)), whole.tracking_seconds());
     text_out(a) << "\n";
     render_layouts_text(text_out(a), info.layouts);
     for (auto& note : info.notes) text_out(a) << note << "\n";

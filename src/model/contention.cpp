@@ -14,8 +14,7 @@ void add_scaled(std::vector<double>& into, const std::vector<std::uint64_t>& v, 
     for (std::size_t i = 0; i < v.size(); ++i) into[i] += double(v[i]) * scale;
 }
 
-void add_arm(ArmHandoffs& a, const HandoffCounters& h, double ops) {
-    double scale = std::max(h.sample, 1);
+void add_arm(ArmHandoffs& a, const HandoffCounters& h, double ops, double scale) {
     ++a.trials;
     a.ops += ops;
     add_scaled(a.by_cpu, h.cross_cpu, scale);
@@ -39,7 +38,7 @@ void add_trial_contention(std::vector<ObjectContention>& into, Arm arm, const In
             into.push_back({t.target, t.object_type, std::max(t.handoffs.sample, 1), {}, {}});
             it = into.end() - 1;
         }
-        add_arm(it->arm(arm), t.handoffs, ops);
+        add_arm(it->arm(arm), t.handoffs, ops, iv.handoff_scale(t));
     }
 }
 

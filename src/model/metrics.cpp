@@ -136,6 +136,8 @@ Interval delta(const Snapshot& earlier, const Snapshot& later) {
     iv.d.t = later.t - earlier.t;
     iv.d.attached_s = later.attached_s - earlier.attached_s;
     iv.d.duty_percent = later.duty_percent;
+    iv.d.tracking_s = later.tracking_s - earlier.tracking_s;
+    iv.d.track_percent = later.track_percent;
     for (const auto& l : later.targets) iv.d.targets.push_back(target_delta(l, earlier.find(l.target)));
     for (const auto& lo : later.objects) iv.d.objects.push_back(object_delta(lo, earlier.objects));
     if (later.has_workq) {
@@ -147,12 +149,22 @@ Interval delta(const Snapshot& earlier, const Snapshot& later) {
     return iv;
 }
 
+double Interval::handoff_scale(const TargetCounters& t) const {
+    const HandoffCounters& h = t.handoffs;
+    const std::uint64_t windowed = h.total(h.windowed), calls = t.total_calls();
+    const double windows =
+        d.track_percent < 100 && windowed > 0 && windowed < calls ? double(calls) / double(windowed) : 1.0;
+    return double(std::max(h.sample, 1)) * windows;
+}
+
 void merge_session(Snapshot& into, Snapshot&& from) {
     // Sessions opened together run their windows in step (one duty cycle, begun
     // within the milliseconds of opening): the first one's attached time stands for all.
     if (into.attached_s == 0) {
         into.attached_s = from.attached_s;
         into.duty_percent = from.duty_percent;
+        into.tracking_s = from.tracking_s;
+        into.track_percent = from.track_percent;
     }
     for (auto& t : from.targets) into.targets.push_back(std::move(t));
     for (auto& c : from.cost) into.cost.push_back(std::move(c));

@@ -12,18 +12,18 @@ namespace hotline {
 namespace {
 
 // `ops`: the operations made while the counters counted (attached_ops).
-void add_handoff_metrics(TrialMetrics& m, const TargetCounters& t, double ops, double seconds) {
+void add_handoff_metrics(TrialMetrics& m, const TargetCounters& t, double ops, const Interval& iv) {
     const HandoffCounters& h = t.handoffs;
     double node = double(h.total(h.cross_node));
     double cpu = double(h.total(h.cross_cpu)) + node;
     if (ops > 0) {
-        // 1 of `sample` objects is tracked: scale back so per-op values compare
-        // across runs with different sampling.
-        double scale = h.sample > 0 ? double(h.sample) : 1.0;
+        // 1 of `sample` objects is tracked, in tracking windows or throughout:
+        // scaled back so that per-op values compare across runs.
+        const double scale = iv.handoff_scale(t);
         m["handoff." + t.target + ".cross_node_per_op"] = node * scale / ops;
         m["handoff." + t.target + ".cross_cpu_per_op"] = cpu * scale / ops;
     }
-    const double tracked = double(h.total(h.tracked));
+    const double tracked = double(h.total(h.tracked)), seconds = iv.tracking_seconds();
     if (seconds > 0) m["handoff." + t.target + ".tracked_per_s"] = tracked / seconds;
     if (tracked > 0) {
         m["handoff." + t.target + ".cross_node_share"] = node / tracked;
@@ -78,7 +78,7 @@ TrialMetrics trial_metrics(const Interval& iv, const ScenarioNumbers& s) {
         }
         if (t.has_latency && t.lat_count > 0)
             m["latency." + t.target + ".mean_ns"] = double(t.lat_sum_ns) / double(t.lat_count);
-        if (t.has_handoffs) add_handoff_metrics(m, t, ops, secs);
+        if (t.has_handoffs) add_handoff_metrics(m, t, ops, iv);
     }
     if (iv.d.has_workq) add_workq_metrics(m, iv.d.workq, secs);
     return m;

@@ -11,8 +11,13 @@
 
 namespace hotline {
 
-AttachWindows::AttachWindows(std::vector<OwnedLink*> links, DutyCycle duty, std::function<void()> before_attach)
-    : duty_(duty), before_attach_(std::move(before_attach)), links_(std::move(links)), on_since_(monotonic_ns()) {
+AttachWindows::AttachWindows(std::vector<OwnedLink*> links, DutyCycle duty, std::function<void()> before_attach,
+                             std::function<void()> after_detach)
+    : duty_(duty),
+      before_attach_(std::move(before_attach)),
+      after_detach_(std::move(after_detach)),
+      links_(std::move(links)),
+      on_since_(monotonic_ns()) {
     if (!duty_.always()) thread_ = thread_with_signals_blocked([this] { loop(); });
 }
 
@@ -47,6 +52,7 @@ void AttachWindows::detach_all() {
     if (on_since_) watched_ns_ += monotonic_ns() - on_since_;
     on_since_ = 0;
     for (auto l = links_.rbegin(); l != links_.rend(); ++l) (*l)->detach();
+    if (after_detach_) after_detach_();
 }
 
 // ... and starts once the last one is attached.

@@ -42,8 +42,10 @@ public:
     // (an entry program before its exit program).  `before_attach` runs before
     // each window opens: state that pairs two events (an entry and its exit, a
     // queue and its execute) must not pair one seen before a window off with
-    // one seen after it.
-    AttachWindows(std::vector<OwnedLink*> links, DutyCycle duty, std::function<void()> before_attach = {});
+    // one seen after it.  `after_detach` runs after each window closes.  With
+    // no links the two hooks are the windows (a switch the programs read).
+    AttachWindows(std::vector<OwnedLink*> links, DutyCycle duty, std::function<void()> before_attach = {},
+                  std::function<void()> after_detach = {});
     // Stops the windows; the links stay as they are, for their owners to detach.
     ~AttachWindows();
     AttachWindows(const AttachWindows&) = delete;
@@ -64,6 +66,7 @@ private:
 
     const DutyCycle duty_;
     const std::function<void()> before_attach_;
+    const std::function<void()> after_detach_;
     std::vector<OwnedLink*> links_;
     std::vector<std::pair<std::string, std::string>> failures_;
     mutable std::mutex mu_;

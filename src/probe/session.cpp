@@ -2,6 +2,7 @@
 // The live session: orchestrates target resolution, planning with real attach
 // attempts (one MechanismAttach per mechanism), the objects every plan needs
 // besides, and reading the counters.
+#include "hotline/base/log.hpp"
 #include "hotline/base/util.hpp"
 #include "hotline/probe/session.hpp"
 
@@ -62,6 +63,12 @@ Status check_session_options(const SessionOptions& opts) {
     if (opts.duty_percent < 1 || opts.duty_percent > 100)
         return make_error(fmt::format("bad duty cycle {}%", opts.duty_percent), EINVAL,
                           "use 1..100 (the percent of the time the programs are attached)");
+    if (opts.track_percent < 1 || opts.track_percent > 100)
+        return make_error(fmt::format("bad tracking share {}%", opts.track_percent), EINVAL,
+                          "use 1..100 (the percent of the time handoffs are tracked)");
+    if (opts.track_percent < 100 && opts.duty_percent < 100)
+        return make_error("handoff tracking windows within attach windows", EINVAL,
+                          "set either the duty cycle or the tracking share below 100, not both");
     return ok_status();
 }
 
@@ -201,6 +208,7 @@ public:
         : opts_(opts), topo_(topo), reader_(topo_, opts.handoff_sample) {}
     ~SessionImpl() override {
         windows_.reset();  // its thread attaches and detaches the links
+        track_windows_.reset();
         stats_window_.reset();  // its thread reads the programs' run counts
         workq_.reset();
         workq_loaded_.reset();
@@ -222,6 +230,7 @@ public:
     void finish(const std::vector<TargetDef>& targets, const BtfFacts& btf, BackgroundKallsyms& ksyms);
     void start_run_stats();
     void start_windows();
+    void start_track_windows();
     Result<Snapshot> read() const override;
 
 private:
@@ -253,6 +262,7 @@ private:
     int hits_fd_ = -1;  // the `hits` map every attached object shares
     double opened_at_ = monotonic_seconds();
     std::unique_ptr<AttachWindows> windows_;  // with SessionOptions::duty_percent < 100
+    std::unique_ptr<AttachWindows> track_windows_;  // with SessionOptions::track_percent < 100
 };
 
 Status SessionImpl::plan_and_attach(const std::vector<TargetDef>& targets, const KernelInfo& kernel,
@@ -451,6 +461,34 @@ void SessionImpl::start_windows() {
         });
 }
 
+// The tracking gate (handoff.bpf.h) of every object that tracks handoffs.
+void set_track_gates(const std::vector<int>& gates, std::uint32_t value) {
+    const std::uint32_t key = 0;
+    for (int fd : gates)
+        if (bpf_map_update_elem(fd, &key, &value, BPF_ANY))
+            log_at(LogLevel::kWarn, "setting a handoff tracking gate: {}", errname(errno));
+}
+
+// Handoff tracking in windows, the programs attached throughout: each window
+// opens a new generation, so that no handoff pairs a touch from before a
+// window off with one after it.
+void SessionImpl::start_track_windows() {
+    if (opts_.track_percent >= 100) return;
+    std::vector<int> gates;
+    for (auto& a : attached_)
+        if (int fd = a.handoffs ? a.obj->map_fd("track_gate") : -1; fd >= 0) gates.push_back(fd);
+    if (gates.empty()) return;
+    auto gen = std::make_shared<std::uint32_t>(0);  // the gates' value until the first window closes
+    track_windows_ = std::make_unique<AttachWindows>(
+        std::vector<OwnedLink*>{},
+        DutyCycle{.percent = opts_.track_percent, .period = kSessionDutyPeriod, .phase = opts_.duty_phase},
+        [gates, gen] {
+            *gen = (*gen + 1) & HL_GEN_MASK;
+            set_track_gates(gates, *gen);
+        },
+        [gates] { set_track_gates(gates, HL_TRACK_OFF); });
+}
+
 Result<Snapshot> SessionImpl::read() const {
     // `serve` reads from concurrent scrape threads: the object ids and the
     // owner-table mappings made on first read are shared state.
@@ -459,6 +497,8 @@ Result<Snapshot> SessionImpl::read() const {
     s.t = monotonic_seconds();
     s.attached_s = windows_ ? windows_->watched_seconds() : s.t - opened_at_;
     s.duty_percent = windows_ ? opts_.duty_percent : 100;
+    s.tracking_s = track_windows_ ? track_windows_->watched_seconds() : s.attached_s;
+    s.track_percent = track_windows_ ? opts_.track_percent : 100;
     std::vector<hl_hits> hits;
     if (!attached_.empty()) {
         auto h = reader_.read_hits(hits_fd_);
@@ -506,6 +546,7 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     impl->finish(*targets, *btf, ksyms);
     impl->start_run_stats();
     impl->start_windows();
+    impl->start_track_windows();
     return std::unique_ptr<Session>(std::move(impl));
 }
 

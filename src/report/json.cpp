@@ -133,7 +133,7 @@ void RecordingWriter::finish(const Interval& whole, int exit_status, const std::
     for (auto& c : whole.d.cost) misses += c.recursion_misses;
     doc_["histograms"] = hist;
     json hot = json::array();
-    for (auto& o : top_objects(whole.d.objects, 20)) hot.push_back(to_json(o, whole.seconds()));
+    for (auto& o : top_objects(whole.d.objects, 20)) hot.push_back(to_json(o, whole.tracking_seconds()));
     doc_["hot_objects"] = hot;
     doc_["cost"] = cost_to_json(whole.d.cost);
     doc_["drops"] = {{"recursion_misses", misses}, {"latency_unpaired", lost}};

@@ -180,21 +180,28 @@ std::string text_columns_row(const S& s, Fields<S> fields, int cpu, int width) {
 
 }  // namespace
 
+// Handoff counts cover the tracking windows: rates are per tracked second, and
+// per call over the calls of the windows (Interval::handoff_scale, without the
+// object sample's part, which the header names).
 void render_handoffs_text(std::ostream& os, const Interval& iv, const Topology& topo, bool per_cpu) {
-    double secs = iv.seconds();
+    const double secs = iv.tracking_seconds();
     for (auto& t : iv.d.targets) {
         if (!t.has_handoffs) continue;
         const auto& h = t.handoffs;
         std::uint64_t tracked = h.total(h.tracked), same = h.total(h.same_cpu), xcpu = h.total(h.cross_cpu),
                       xnode = h.total(h.cross_node), fresh = h.total(h.new_objects);
-        os << fmt::format("handoffs of {} objects seen by {} ({}{})\n", t.object_type, t.target, to_string(t.mechanism),
-                          h.sample > 1 ? fmt::format(", 1 object in {} tracked", h.sample) : "");
+        os << fmt::format("handoffs of {} objects seen by {} ({}{}{})\n", t.object_type, t.target,
+                          to_string(t.mechanism), h.sample > 1 ? fmt::format(", 1 object in {} tracked", h.sample) : "",
+                          iv.d.track_percent < 100
+                              ? fmt::format(", tracked {}% of the time: {:.1f} s", iv.d.track_percent, secs)
+                              : "");
         os << fmt::format("  touches {}  same CPU {}  cross-CPU same node {}  cross-node {}  first touch {}\n", tracked,
                           same, xcpu, xnode, fresh);
         if (tracked)
             os << fmt::format("  handoffs/s {:.1f}  cross-node/s {:.1f}  handoffs per call {:.3f}\n",
                               secs > 0 ? double(xcpu + xnode) / secs : 0, secs > 0 ? double(xnode) / secs : 0,
-                              t.total_calls() ? double(xcpu + xnode) / double(t.total_calls()) : 0.0);
+                              double(xcpu + xnode) * iv.handoff_scale(t) / std::max(h.sample, 1) /
+                                  std::max<double>(1, double(t.total_calls())));
         if (h.total(h.remote)) os << fmt::format("  remote (requested CPU != queueing CPU) {}\n", h.total(h.remote));
         os << fmt::format("  owner table: {} live objects in {} slots, {} evicted\n", h.live_objects, h.capacity, h.evictions);
         std::size_t nn = h.matrix.size();

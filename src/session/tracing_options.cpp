@@ -44,6 +44,10 @@ Status check_watching(const TracingOptions& o, SessionOptions& so) {
     so.workq = o.workq;
     so.watch_targets = o.watch_targets;
     so.duty_percent = o.duty_cycle;
+    so.track_percent = o.handoff_share;
+    if (so.track_percent < 1 || so.track_percent > 100)
+        return make_error(fmt::format("--handoff-share {}: a percent from 1 to 100", so.track_percent), EINVAL,
+                          "100 tracks handoffs throughout; less tracks them in that share of each 2-s period");
     return check_session_options(so);
 }
 

@@ -40,7 +40,22 @@ typedef unsigned long long hl_u64;
 #define HL_CPU_MASK 0xffffu
 #define HL_CPU_NODE(cpu, node) (((cpu) & HL_CPU_MASK) | ((node) << HL_CPU_BITS))
 #define HL_CPU_OF(cpu_node) ((cpu_node) & HL_CPU_MASK)
-#define HL_NODE_OF(cpu_node) ((cpu_node) >> HL_CPU_BITS)
+#define HL_NODE_OF(cpu_node) (((cpu_node) >> HL_CPU_BITS) & HL_NODE_MASK)
+#define HL_NODE_MASK 0xffu
+
+/* The targets' owner table (hl_owner.cpu_node) also keeps, in the top 8 bits,
+ * the tracking window in which the owner was recorded: the low bits of the
+ * `track_gate` map's value, whose HL_TRACK_OFF bit stops tracking between
+ * windows.  Nodes above 255 are recorded as 255 (the handoff matrix folds them
+ * into its last row anyway). */
+#define HL_GEN_SHIFT 24
+#define HL_GEN_MASK 0xffu
+#define HL_TRACK_OFF 0x80000000u
+#define HL_CPU_NODE_GEN(cpu, node, gen) \
+	(HL_CPU_NODE(cpu, (node) > HL_NODE_MASK ? HL_NODE_MASK : (node)) | (((gen) & HL_GEN_MASK) << HL_GEN_SHIFT))
+#define HL_GEN_OF(cpu_node) ((cpu_node) >> HL_GEN_SHIFT)
+/* The owner and its window, without the node: equal means "this CPU, this window". */
+#define HL_OWNER_KEY(cpu_node) ((cpu_node) & (HL_CPU_MASK | (HL_GEN_MASK << HL_GEN_SHIFT)))
 
 /* Per-CPU handoff counters of one target: each tracked hit compares this CPU with
  * the object's previous toucher. */
@@ -53,6 +68,7 @@ struct hl_handoff_counts {
 	hl_u64 remote;      /* queue_work_on: requested CPU is another CPU */
 	hl_u64 evicted;     /* live objects pushed out of the owner table by this CPU's inserts */
 	hl_u64 scratch;     /* BPF side only: turns a typed pointer into a plain number */
+	hl_u64 windowed;    /* hits while tracking was on, before the object test: the calls of the tracking windows */
 	hl_u64 from_node[HL_MAX_NODES]; /* handoffs arriving here, by the previous node */
 };
 
@@ -157,7 +173,7 @@ struct hl_sample_counts {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
+static_assert(sizeof(struct hl_handoff_counts) == 8 * (9 + HL_MAX_NODES), "hl_handoff_counts layout");
 static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
 static_assert(sizeof(struct hl_owner_set) == 32 * HL_OWNER_WAYS, "hl_owner_set layout");
 static_assert(sizeof(struct hl_workq_counts) == 8 * (8 + HL_HIST_SLOTS), "hl_workq_counts layout");
@@ -168,7 +184,7 @@ static_assert(sizeof(struct hl_lat_stack) == 8 + 16 * HL_LAT_DEPTH, "hl_lat_stac
 static_assert(sizeof(struct hl_range) == 16, "hl_range layout");
 static_assert(sizeof(struct hl_sample_counts) == 8 * (2 + HL_MAX_SAMPLE_TARGETS), "hl_sample_counts layout");
 #else
-_Static_assert(sizeof(struct hl_handoff_counts) == 8 * (8 + HL_MAX_NODES), "hl_handoff_counts layout");
+_Static_assert(sizeof(struct hl_handoff_counts) == 8 * (9 + HL_MAX_NODES), "hl_handoff_counts layout");
 _Static_assert(sizeof(struct hl_owner) == 32, "hl_owner layout");
 _Static_assert(sizeof(struct hl_owner_set) == 32 * HL_OWNER_WAYS, "hl_owner_set layout");
 _Static_assert(sizeof(struct hl_workq_counts) == 8 * (8 + HL_HIST_SLOTS), "hl_workq_counts layout");

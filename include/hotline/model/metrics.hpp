@@ -26,6 +26,7 @@ struct HandoffCounters {
     std::vector<std::uint64_t> cross_node;  // a CPU of another node
     std::vector<std::uint64_t> new_objects;
     std::vector<std::uint64_t> remote;      // requested CPU != queueing CPU
+    std::vector<std::uint64_t> windowed;    // calls while tracking was on (the tracking windows' calls)
     std::vector<std::vector<std::uint64_t>> matrix;  // [from node][to node]
     std::uint64_t live_objects = 0;  // entries in the owner map now (a gauge)
     std::uint64_t capacity = 0;      // owner map size
@@ -98,6 +99,10 @@ struct Snapshot {
     // attached time only, so rates are per attached second.
     double attached_s = 0;
     int duty_percent = 100;
+    // Seconds handoff tracking was on, and its share of each period
+    // (SessionOptions::track_percent): handoff counts cover that time only.
+    double tracking_s = 0;
+    int track_percent = 100;
     std::vector<TargetCounters> targets;
     std::vector<std::uint64_t> samples_total;   // sampling program, per cpu
     std::vector<std::uint64_t> samples_kernel;  // of which in kernel mode
@@ -188,6 +193,10 @@ inline constexpr Field<HandoffCounters> kHandoffFields[] = {
      .abi_offset = offsetof(hl_handoff_counts, remote),
      .per_cpu = &HandoffCounters::remote,
      .text = "remote"},
+    {.name = "windowed",
+     .abi = AbiSource::kHandoffCounts,
+     .abi_offset = offsetof(hl_handoff_counts, windowed),
+     .per_cpu = &HandoffCounters::windowed},
     {.name = "live_objects",
      .value = &HandoffCounters::live_objects,
      .gauge = true,
@@ -285,6 +294,14 @@ struct Interval {
     // The seconds the counters cover: the attached time of a session attached in
     // windows, else the interval.
     double watched_seconds() const { return d.duty_percent < 100 ? d.attached_s : seconds(); }
+    // The seconds the handoff counts cover: the tracking windows' time, else the
+    // watched seconds.
+    double tracking_seconds() const { return d.track_percent < 100 ? d.tracking_s : watched_seconds(); }
+    // What one handoff counted in this interval stands for over the watched
+    // time: 1 of `sample` objects tracked, in windows holding `windowed` of the
+    // target's calls (a share of the calls, not of the time: the traffic may
+    // not be even, e.g. idle at a scenario's ends).
+    double handoff_scale(const TargetCounters& t) const;
 };
 Interval delta(const Snapshot& earlier, const Snapshot& later);
 

@@ -43,6 +43,12 @@ struct SessionOptions {
     // returns early still pays its tracepoint's dispatch.  Counters then cover the
     // attached time only (Snapshot::attached_s).  `serve` sets it (probe.duty_cycle).
     int duty_percent = 100;
+    // Share of each kSessionDutyPeriod handoff tracking is on, the programs
+    // attached throughout: counts stay exact, handoffs are counted in the
+    // tracking windows (Snapshot::tracking_s) and scaled to the whole time.  A
+    // handoff costs a line moved between CPUs, so tracking is what a session
+    // on busy shared objects pays most for.  Not with duty_percent < 100.
+    int track_percent = 100;
     // Where in its period the first window starts (a benchmark draws it).
     std::chrono::milliseconds duty_phase{0};
 };

@@ -18,6 +18,10 @@
 
 namespace hotline {
 
+// `record`'s and `diagnose`'s share of the time handoffs are tracked
+// (--handoff-share; docs/overhead.md, "The full record session").
+inline constexpr int kRecordHandoffShare = 100;
+
 // One name per meaning: each member is the option a user writes (--targets,
 // --func, --mechanism, --handoff-sample, ...).  The watching part is all a
 // session opened alone reads; the recording loop (record, diagnose) reads the
@@ -34,6 +38,7 @@ struct TracingOptions {
     std::uint32_t owner_capacity = SessionOptions{}.owner_capacity;
     bool workq = true;
     int duty_cycle = SessionOptions{}.duty_percent;  // serve's probe.duty_cycle
+    int handoff_share = SessionOptions{}.track_percent;  // record's --handoff-share
     // The built-in targets (or --targets/--func) are watched; discover alone does not.
     bool watch_targets = true;
     // Typed attach points to watch for contended objects of any type (discover).
