@@ -20,7 +20,7 @@ namespace hotline {
 
 // `record`'s and `diagnose`'s share of the time handoffs are tracked
 // (--handoff-share; docs/overhead.md, "The full record session").
-inline constexpr int kRecordHandoffShare = 100;
+inline constexpr int kRecordHandoffShare = 25;
 
 // One name per meaning: each member is the option a user writes (--targets,
 // --func, --mechanism, --handoff-sample, ...).  The watching part is all a

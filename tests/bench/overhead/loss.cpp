@@ -54,7 +54,12 @@ Result<LossRun> loss_run(Scenario& sc, const Session* s) {
     return lr;
 }
 
-SessionOptions g_loss_session;
+// record's default: handoffs tracked in windows (--handoff-share).
+SessionOptions g_loss_session = [] {
+    SessionOptions o;
+    o.track_percent = kRecordHandoffShare;
+    return o;
+}();
 
 SessionOptions serve_default_session(SessionOptions) {
     auto setup = check_tracing_options(daemon::default_probe_options());
@@ -66,7 +71,7 @@ SessionOptions serve_default_session(SessionOptions) {
 // session does (waiting instead would leave the machine idle before the run).
 SessionOptions at_random_phase(SessionOptions o) {
     static std::minstd_rand rng(std::random_device{}());
-    if (o.duty_percent < 100)
+    if (o.duty_percent < 100 || o.track_percent < 100)
         o.duty_phase = std::chrono::milliseconds(
             std::uniform_int_distribution<std::int64_t>(0, kSessionDutyPeriod.count() - 1)(rng));
     return o;
@@ -75,7 +80,7 @@ SessionOptions at_random_phase(SessionOptions o) {
 // The loss section's arms: without and with its session (the goal's pair), and
 // extra arms (--loss-arm) run in the same rounds, so that what each costs is
 // measured against the same drift of the machine as the loss itself.
-enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor, kServe, kDiscover, kDiscoverFull, kDiscoverSettled };
+enum class LossArm { kNone, kSession, kEveryRun, kCount, kNoHandoffs, kNoWorkq, kFloor, kServe, kDiscover, kDiscoverFull, kDiscoverSettled, kFullTracking };
 
 struct ExtraArmSpec {
     LossArm arm;
@@ -104,6 +109,8 @@ constexpr ExtraArmSpec kExtraArms[] = {
      [](SessionOptions o) { o.handoffs = false; return o; }},
     {LossArm::kNoWorkq, "no-workq", "the session without the workqueue attribution (record --no-workq)",
      [](SessionOptions o) { o.workq = false; return o; }},
+    {LossArm::kFullTracking, "full-tracking", "the session tracking handoffs throughout (record --handoff-share 100)",
+     [](SessionOptions o) { o.track_percent = 100; return o; }},
     {LossArm::kFloor, "floor", "empty programs on the session's tracepoints (bench/bpf/floor.bpf.c)"},
     {LossArm::kServe, "serve", "hotline serve's default session (attached in windows, probe.duty_cycle)",
      serve_default_session},
@@ -127,6 +134,9 @@ std::optional<ExtraArmSpec> extra_arm_named(const std::string& name) {
 // What the loss section's session is, for its goal lines.
 std::string loss_session_name() {
     if (g_loss_session.duty_percent < 100) return "serve's default session (--loss-serve)";
+    if (g_loss_session.track_percent != kRecordHandoffShare)
+        return fmt::format("session tracking handoffs {}% of the time (--loss-handoff-share)",
+                           g_loss_session.track_percent);
     if (g_loss_session.time_every_run) return "session timing every run (--loss-time-every-run)";
     if (g_loss_session.sample_freq != SessionOptions{}.sample_freq) return "session with --loss-sample-hz";
     return "full default session";

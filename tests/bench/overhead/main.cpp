@@ -12,7 +12,8 @@
 //                  [--no-bpftrace] [--no-perf]
 //                  [--only cost,trigger,percall,workload,queue-work,loss,serve,discover,agent]
 //                  [--loss-rounds N] [--loss-duration S] [--loss-sample-hz N]
-//                  [--loss-time-every-run] [--loss-serve] [--loss-arm every-run,count,no-handoffs,no-workq,floor,serve]
+//                  [--loss-time-every-run] [--loss-serve] [--loss-handoff-share PERCENT]
+//                  [--loss-arm every-run,count,no-handoffs,no-workq,floor,serve,full-tracking]
 //                  [--loss-scenarios tcp-crr,dst-refcount]
 //
 // The sections live beside this file (overhead.hpp lists them).
@@ -120,7 +121,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
               "bench_overhead [--smoke] [--pairs N] [--duration S] [--json FILE] "
               "[--hotline BIN] [--no-bpftrace] [--no-perf] [--only cost,trigger,percall,workload,queue-work,loss,serve,discover,agent] "
               "[--loss-rounds N] [--loss-duration S] [--loss-sample-hz N] [--loss-time-every-run] [--loss-serve] "
-              "[--loss-arm every-run,count,no-handoffs,no-workq,floor,serve,discover,discover-full,discover-settled] [--loss-scenarios tcp-crr,dst-refcount]",
+              "[--loss-handoff-share PERCENT] "
+              "[--loss-arm every-run,count,no-handoffs,no-workq,floor,serve,full-tracking,discover,discover-full,discover-settled] [--loss-scenarios tcp-crr,dst-refcount]",
               argc, argv);
     while (args.next()) {
         if (args.is("--smoke")) o.smoke = true;
@@ -135,6 +137,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
         else if (args.is("--loss-sample-hz")) g_loss_session.sample_freq = args.int_value();
         else if (args.is("--loss-time-every-run")) g_loss_session.time_every_run = true;
         else if (args.is("--loss-serve")) g_loss_session = serve_default_session();
+        else if (args.is("--loss-handoff-share")) g_loss_session.track_percent = args.int_value();
         else if (args.is("--loss-every-run-arm")) add_loss_arms("every-run");  // the older spelling
         else if (args.is("--loss-arm")) {
             if (!add_loss_arms(args.value())) return 2;

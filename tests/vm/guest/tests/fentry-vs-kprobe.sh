@@ -11,7 +11,7 @@
 targets=dst_release,ipv4_dst_check
 
 # The outer recording stops on SIGTERM; its duration is only a backstop.
-hotline record --mechanism kprobe --targets "$targets" --duration 100s --quiet \
+hotline record --handoff-share 100 --mechanism kprobe --targets "$targets" --duration 100s --quiet \
     --output outer.json >outer.txt 2>outer.err &
 outer=$!
 
@@ -31,7 +31,7 @@ done
 cat outer.err
 
 tcp_opens_before
-hotline record --mechanism fentry --targets "$targets" --workload churn --workload-cpus 2-3 \
+hotline record --handoff-share 100 --mechanism fentry --targets "$targets" --workload churn --workload-cpus 2-3 \
     --duration 3s --quiet --output inner.json >inner.txt
 rc=$?
 tcp_opens_after

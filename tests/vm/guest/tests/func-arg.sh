@@ -5,7 +5,7 @@
 # (node 1), 10 rounds: the file hands off 19 times, every time across nodes.
 # hlvm-timeout: 120
 for mech in fentry kprobe; do
-    hotline record --mechanism "$mech" --func vfs_write:arg0 --no-workq --quiet --output "arg-$mech.json" -- \
+    hotline record --handoff-share 100 --mechanism "$mech" --func vfs_write:arg0 --no-workq --quiet --output "arg-$mech.json" -- \
         sh -c 'exec 3>/tmp/func-arg.out; i=0; while [ $i -lt 10 ]; do
                    taskset -c 0 sh -c "echo a >&3"; taskset -c 2 sh -c "echo b >&3"; i=$((i + 1)); done' ||
         exit 1

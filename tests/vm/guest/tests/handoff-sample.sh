@@ -14,6 +14,6 @@ write_all='i=10; while [ $i -lt 74 ]; do echo x >&$i; i=$((i + 1)); done'
 rounds="r=0; while [ \$r -lt 10 ]; do taskset -c 0 sh -c '$write_all'; taskset -c 2 sh -c '$write_all';
         r=\$((r + 1)); done"
 for n in 1 4; do
-    hotline record --mechanism fentry --func vfs_write:arg0 --no-workq --handoff-sample "$n" \
+    hotline record --handoff-share 100 --mechanism fentry --func vfs_write:arg0 --no-workq --handoff-sample "$n" \
         --quiet --output "sample-$n.json" -- sh -c "$rounds" || exit 1
 done

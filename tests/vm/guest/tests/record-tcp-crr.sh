@@ -5,4 +5,4 @@
 # --test record-tcp-crr; the 6.1 and 6.12 recordings are then compared on the
 # host (--test diff-dst-refcnt-false-sharing).
 # hlvm-timeout: 120
-hotline record --scenario tcp-crr --duration 3s --targets dst_release --quiet --output record.json
+hotline record --handoff-share 100 --scenario tcp-crr --duration 3s --targets dst_release --quiet --output record.json

@@ -6,7 +6,7 @@
 # connections on both CPUs to one address hand the shared input route between
 # them.  Checked by hotline_vm_check --test socket-route-vs-fentry.
 # hlvm-timeout: 180
-hotline record --mechanism tracepoint --targets dst_release --duration 150s --quiet \
+hotline record --handoff-share 100 --mechanism tracepoint --targets dst_release --duration 150s --quiet \
     --output outer.json >outer.txt 2>outer.err &
 outer=$!
 
@@ -24,7 +24,7 @@ until grep -q '^hotline: dst_release ' outer.err; do
 done
 cat outer.err
 
-hotline record --mechanism fentry --targets dst_release --scenario tcp-crr --cpus 0-1 \
+hotline record --handoff-share 100 --mechanism fentry --targets dst_release --scenario tcp-crr --cpus 0-1 \
     --duration 3s --quiet --output inner.json >inner.txt
 rc=$?
 
