@@ -364,7 +364,7 @@ json report_loss(const LossResult& lr, double secs) {
               {"throughput_loss_pct", to_json(lr.throughput)}, {"cpu_per_op_added_pct", to_json(lr.cpu_per_op)},
               {"bpf_run_time_pct", to_json(lr.bpf)}, {"kernel_account_agrees", agree},
               {"sample_hz", g_loss_session.sample_freq}, {"time_every_run", g_loss_session.time_every_run},
-              {"duty_percent", g_loss_session.duty_percent}};
+              {"duty_percent", g_loss_session.duty_percent}, {"track_percent", g_loss_session.track_percent}};
     if (stats) j["run_stats_price_pct"] = to_json(*stats);
     for (const ExtraArm& e : lr.extra) j["arms"][e.spec.name] = report_extra_arm(e);
     json rounds = json::array();
