@@ -10,9 +10,7 @@
 #include <thread>
 
 #include "hotline/daemon/serve.hpp"
-#include "hotline/kernel/kernel.hpp"
-#include "hotline/probe/session.hpp"
-#include "hotline/workload/workload.hpp"
+#include "session_pair.hpp"
 
 using namespace hotline;
 
@@ -45,36 +43,18 @@ std::uint64_t waits_over_half_a_second(const Interval& iv) {
 }  // namespace
 
 TEST(DutyCycleHost, ServesDefaultIsAttachedItsShareAndKeepsHandoffsPerCall) {
-    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
-    auto topo = read_topology();
-    ASSERT_TRUE(topo) << topo.error().message();
-    if (topo->cpus.size() < 2) GTEST_FAIL() << "needs 2 CPUs";
+    Topology topo;
+    ASSERT_NO_FATAL_FAILURE(hosttest::require_two_cpus(topo));
     SessionOptions throughout;
     throughout.targets = {"queue_work_on"};
     throughout.latency = false;
     SessionOptions windowed = throughout;
     windowed.duty_percent = daemon::kDefaultDutyPercent;
-    auto full = Session::open(throughout, probe_kernel(), *topo);
-    ASSERT_TRUE(full) << full.error().message();
-    auto part = Session::open(windowed, probe_kernel(), *topo);
-    ASSERT_TRUE(part) << part.error().message();
     // The flush work item of a pty written from every CPU in turn: a handoff on
     // most writes, at a steady rate.
-    PtyOptions po;
-    po.cpus = topo->cpus;
-    po.writes_per_cpu = 1;
-    po.pause_us = 0;
-    auto w = PtyWorkload::start(po);
-    ASSERT_TRUE(w) << w.error().message();
-    auto f0 = (*full)->read(), p0 = (*part)->read();
-    ASSERT_TRUE(f0 && p0);
-    // Whole periods, so that the attached share does not depend on the phase.
-    std::this_thread::sleep_for(3 * kSessionDutyPeriod);
-    auto f1 = (*full)->read(), p1 = (*part)->read();
-    (*w)->stop();
-    ASSERT_TRUE(f1 && p1);
-    EXPECT_EQ((*w)->error(), "");
-    const Interval fi = delta(*f0, *f1), pi = delta(*p0, *p1);
+    hosttest::SessionPair run;
+    ASSERT_NO_FATAL_FAILURE(hosttest::run_session_pair(throughout, windowed, topo, 3, run));
+    const Interval fi = delta(run.full0, run.full1), pi = delta(run.part0, run.part1);
     const double share = daemon::kDefaultDutyPercent / 100.0;
     EXPECT_EQ(pi.d.duty_percent, daemon::kDefaultDutyPercent);
     EXPECT_EQ(fi.d.duty_percent, 100);

@@ -14,9 +14,7 @@
 #include <chrono>
 #include <thread>
 
-#include "hotline/kernel/kernel.hpp"
-#include "hotline/probe/session.hpp"
-#include "hotline/workload/workload.hpp"
+#include "session_pair.hpp"
 
 using namespace hotline;
 using Clock = std::chrono::steady_clock;
@@ -91,16 +89,14 @@ void restore_affinity(const Topology& topo) {
 // on B in the second window.  Tracked throughout that is one handoff; in
 // windows, B's first touch opens the item's owner for the new window.
 TEST(TrackWindowsHost, ATouchBeforeAWindowOffIsNoHandoffAfterIt) {
-    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
-    auto topo = read_topology();
-    ASSERT_TRUE(topo) << topo.error().message();
-    if (topo->cpus.size() < 2) GTEST_FAIL() << "needs 2 CPUs";
-    const int a = topo->cpus[0], b = topo->cpus[1];
+    Topology topo;
+    ASSERT_NO_FATAL_FAILURE(hosttest::require_two_cpus(topo));
+    const int a = topo.cpus[0], b = topo.cpus[1];
     SessionOptions windowed = queue_work_tracking();
     windowed.track_percent = 25;
-    auto full = Session::open(queue_work_tracking(), probe_kernel(), *topo);
+    auto full = Session::open(queue_work_tracking(), probe_kernel(), topo);
     ASSERT_TRUE(full) << full.error().message();
-    auto part = Session::open(windowed, probe_kernel(), *topo);
+    auto part = Session::open(windowed, probe_kernel(), topo);
     ASSERT_TRUE(part) << part.error().message();
     const auto t0 = Clock::now();
     using ms = std::chrono::milliseconds;
@@ -110,7 +106,7 @@ TEST(TrackWindowsHost, ATouchBeforeAWindowOffIsNoHandoffAfterIt) {
     pty.write_from(b, t0 + ms(1600));  // off: [0.5, 2 s)
     std::this_thread::sleep_for(t0 + ms(2100) - Clock::now());
     pty.write_from(b, t0 + ms(2400));  // second window: [2, 2.5 s)
-    restore_affinity(*topo);
+    restore_affinity(topo);
     ASSERT_LT(Clock::now() - t0, ms(2500)) << "the machine was too slow to keep to the windows";
     auto fs = (*full)->read(), ps = (*part)->read();
     ASSERT_TRUE(fs && ps);
@@ -123,30 +119,13 @@ TEST(TrackWindowsHost, ATouchBeforeAWindowOffIsNoHandoffAfterIt) {
 // their share of the calls, and their handoffs per call, scaled, are the whole
 // time's.
 TEST(TrackWindowsHost, TheWindowsHandoffsScaledAreTheWholeTimes) {
-    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
-    auto topo = read_topology();
-    ASSERT_TRUE(topo) << topo.error().message();
-    if (topo->cpus.size() < 2) GTEST_FAIL() << "needs 2 CPUs";
+    Topology topo;
+    ASSERT_NO_FATAL_FAILURE(hosttest::require_two_cpus(topo));
     SessionOptions windowed = queue_work_tracking();
     windowed.track_percent = 25;
-    auto full = Session::open(queue_work_tracking(), probe_kernel(), *topo);
-    ASSERT_TRUE(full) << full.error().message();
-    auto part = Session::open(windowed, probe_kernel(), *topo);
-    ASSERT_TRUE(part) << part.error().message();
-    PtyOptions po;
-    po.cpus = topo->cpus;
-    po.writes_per_cpu = 1;
-    po.pause_us = 0;
-    auto w = PtyWorkload::start(po);
-    ASSERT_TRUE(w) << w.error().message();
-    auto f0 = (*full)->read(), p0 = (*part)->read();
-    ASSERT_TRUE(f0 && p0);
-    std::this_thread::sleep_for(3 * kSessionDutyPeriod);
-    auto f1 = (*full)->read(), p1 = (*part)->read();
-    (*w)->stop();
-    ASSERT_TRUE(f1 && p1);
-    EXPECT_EQ((*w)->error(), "");
-    const Interval fi = delta(*f0, *f1), pi = delta(*p0, *p1);
+    hosttest::SessionPair run;
+    ASSERT_NO_FATAL_FAILURE(hosttest::run_session_pair(queue_work_tracking(), windowed, topo, 3, run));
+    const Interval fi = delta(run.full0, run.full1), pi = delta(run.part0, run.part1);
     EXPECT_EQ(pi.d.track_percent, 25);
     EXPECT_EQ(fi.d.track_percent, 100);
     EXPECT_NEAR(pi.tracking_seconds() / pi.seconds(), 0.25, 0.05);
@@ -157,9 +136,9 @@ TEST(TrackWindowsHost, TheWindowsHandoffsScaledAreTheWholeTimes) {
     const double windowed_share = double(pt->handoffs.total(pt->handoffs.windowed)) / double(pt->total_calls());
     EXPECT_NEAR(windowed_share, 0.25, 0.1) << "the windows' share of the calls";
     EXPECT_DOUBLE_EQ(fi.handoff_scale(*ft), 1.0);
-    const double hf = double(flush_handoffs(*f1) - flush_handoffs(*f0)) / double(ft->total_calls());
-    const double hp =
-        double(flush_handoffs(*p1) - flush_handoffs(*p0)) * pi.handoff_scale(*pt) / double(pt->total_calls());
+    const double hf = double(flush_handoffs(run.full1) - flush_handoffs(run.full0)) / double(ft->total_calls());
+    const double hp = double(flush_handoffs(run.part1) - flush_handoffs(run.part0)) * pi.handoff_scale(*pt) /
+                      double(pt->total_calls());
     ASSERT_GT(hf, 0.1) << "the writer did not hand its work item over";
     EXPECT_NEAR(hp / hf, 1.0, 0.15) << "handoffs per call: windows scaled " << hp << ", throughout " << hf;
 }
