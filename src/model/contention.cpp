@@ -32,7 +32,7 @@ double ArmHandoffs::total() const { return std::accumulate(by_cpu.begin(), by_cp
 
 void add_trial_contention(std::vector<ObjectContention>& into, Arm arm, const Interval& iv, double ops) {
     for (const TargetCounters& t : iv.d.targets) {
-        if (!t.has_handoffs) continue;
+        if (!iv.handoffs_tracked(t)) continue;
         auto it = std::find_if(into.begin(), into.end(), [&](const ObjectContention& c) { return c.target == t.target; });
         if (it == into.end()) {
             into.push_back({t.target, t.object_type, std::max(t.handoffs.sample, 1), {}, {}});

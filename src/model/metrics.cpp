@@ -157,6 +157,10 @@ double Interval::handoff_scale(const TargetCounters& t) const {
     return double(std::max(h.sample, 1)) * windows;
 }
 
+bool Interval::handoffs_tracked(const TargetCounters& t) const {
+    return t.has_handoffs && (d.track_percent >= 100 || t.handoffs.total(t.handoffs.windowed) > 0);
+}
+
 void merge_session(Snapshot& into, Snapshot&& from) {
     // Sessions opened together run their windows in step (one duty cycle, begun
     // within the milliseconds of opening): the first one's attached time stands for all.

@@ -78,7 +78,7 @@ TrialMetrics trial_metrics(const Interval& iv, const ScenarioNumbers& s) {
         }
         if (t.has_latency && t.lat_count > 0)
             m["latency." + t.target + ".mean_ns"] = double(t.lat_sum_ns) / double(t.lat_count);
-        if (t.has_handoffs) add_handoff_metrics(m, t, ops, iv);
+        if (iv.handoffs_tracked(t)) add_handoff_metrics(m, t, ops, iv);
     }
     if (iv.d.has_workq) add_workq_metrics(m, iv.d.workq, secs);
     return m;

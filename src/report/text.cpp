@@ -195,6 +195,10 @@ void render_handoffs_text(std::ostream& os, const Interval& iv, const Topology& 
                           iv.d.track_percent < 100
                               ? fmt::format(", tracked {}% of the time: {:.1f} s", iv.d.track_percent, secs)
                               : "");
+        if (!iv.handoffs_tracked(t)) {
+            os << "  not tracked in this interval (it fell between two tracking windows)\n";
+            continue;
+        }
         os << fmt::format("  touches {}  same CPU {}  cross-CPU same node {}  cross-node {}  first touch {}\n", tracked,
                           same, xcpu, xnode, fresh);
         if (tracked)

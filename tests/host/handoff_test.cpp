@@ -34,7 +34,7 @@ struct PtyRun {
 PtyRun run_pty(int writes, const std::string& mode) {
     PtyRun r;
     std::string f = temp_path("pty-" + mode + ".json");
-    CmdResult c = run(hosttest::hotline() + " record -q -t queue_work_on --top 50 -o " + f + " -- " + PTY_PINGPONG_BIN + " " +
+    CmdResult c = run(hosttest::hotline() + " record -q -t queue_work_on --handoff-share 100 --top 50 -o " + f + " -- " + PTY_PINGPONG_BIN + " " +
                       std::to_string(writes) + " " + mode);
     EXPECT_EQ(c.rc, 0) << c.err;
     r.rec = load_json(f);

@@ -27,7 +27,7 @@ protected:
 nlohmann::json queue_work_handoffs(const std::string& options, const std::string& command, PerfCounts* perf = nullptr) {
     std::string f = temp_path("opt.json"), pf = temp_path("opt-perf.txt");
     CmdResult r = run((perf ? perf_stat(pf, {kQueueWork}) : "") + hosttest::hotline() +
-                      " record -q -t queue_work_on -m tracepoint --no-workq --no-latency " + options + " -o " + f +
+                      " record -q -t queue_work_on -m tracepoint --no-workq --no-latency --handoff-share 100 " + options + " -o " + f +
                       " -- " + command);
     if (perf) *perf = read_perf(pf);
     unlink(pf.c_str());

@@ -141,3 +141,21 @@ TEST(TrackWindows, RecordsDefaultReachesTheSession) {
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(r->session.track_percent, kRecordHandoffShare);
 }
+
+// An interval between two windows has calls and no handoff counts: it says
+// nothing about handoffs, rather than zero of them.
+TEST(TrackWindows, AnIntervalBetweenWindowsHasNoHandoffFigures) {
+    const Interval iv = delta(at(100, 10, 25, 0, 0, 0), at(101, 10, 25, 1000, 0, 0));
+    EXPECT_FALSE(iv.handoffs_tracked(iv.d.targets[0]));
+    TrialMetrics m = trial_metrics(iv, {.ops = 500, .seconds = 1, .cpu_seconds = 1, .extra = {}});
+    EXPECT_FALSE(m.contains("handoff.dst_release.cross_cpu_per_op"));
+    EXPECT_TRUE(m.contains("proxy.dst_release.per_op"));
+    std::vector<ObjectContention> c;
+    add_trial_contention(c, Arm::kBaseline, iv, 500);
+    EXPECT_TRUE(c.empty());
+    std::ostringstream os;
+    render_handoffs_text(os, iv, two_cpus(), false);
+    EXPECT_NE(os.str().find("not tracked in this interval"), std::string::npos) << os.str();
+    const Interval throughout = delta(at(100, 100, 100, 0, 0, 0), at(101, 101, 100, 1000, 0, 0));
+    EXPECT_TRUE(throughout.handoffs_tracked(throughout.d.targets[0]));
+}
