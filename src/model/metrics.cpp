@@ -149,12 +149,14 @@ Interval delta(const Snapshot& earlier, const Snapshot& later) {
     return iv;
 }
 
-double Interval::handoff_scale(const TargetCounters& t) const {
+double Interval::windows_scale(const TargetCounters& t) const {
     const HandoffCounters& h = t.handoffs;
     const std::uint64_t windowed = h.total(h.windowed), calls = t.total_calls();
-    const double windows =
-        d.track_percent < 100 && windowed > 0 && windowed < calls ? double(calls) / double(windowed) : 1.0;
-    return double(std::max(h.sample, 1)) * windows;
+    return d.track_percent < 100 && windowed > 0 && windowed < calls ? double(calls) / double(windowed) : 1.0;
+}
+
+double Interval::handoff_scale(const TargetCounters& t) const {
+    return double(std::max(t.handoffs.sample, 1)) * windows_scale(t);
 }
 
 bool Interval::handoffs_tracked(const TargetCounters& t) const {

@@ -181,8 +181,8 @@ std::string text_columns_row(const S& s, Fields<S> fields, int cpu, int width) {
 }  // namespace
 
 // Handoff counts cover the tracking windows: rates are per tracked second, and
-// per call over the calls of the windows (Interval::handoff_scale, without the
-// object sample's part, which the header names).
+// per call over the calls of the windows (Interval::windows_scale; the object
+// sample is named in the header, not scaled).
 void render_handoffs_text(std::ostream& os, const Interval& iv, const Topology& topo, bool per_cpu) {
     const double secs = iv.tracking_seconds();
     for (auto& t : iv.d.targets) {
@@ -204,8 +204,7 @@ void render_handoffs_text(std::ostream& os, const Interval& iv, const Topology& 
         if (tracked)
             os << fmt::format("  handoffs/s {:.1f}  cross-node/s {:.1f}  handoffs per call {:.3f}\n",
                               secs > 0 ? double(xcpu + xnode) / secs : 0, secs > 0 ? double(xnode) / secs : 0,
-                              double(xcpu + xnode) * iv.handoff_scale(t) / std::max(h.sample, 1) /
-                                  std::max<double>(1, double(t.total_calls())));
+                              double(xcpu + xnode) * iv.windows_scale(t) / std::max<double>(1, double(t.total_calls())));
         if (h.total(h.remote)) os << fmt::format("  remote (requested CPU != queueing CPU) {}\n", h.total(h.remote));
         os << fmt::format("  owner table: {} live objects in {} slots, {} evicted\n", h.live_objects, h.capacity, h.evictions);
         std::size_t nn = h.matrix.size();

@@ -302,6 +302,8 @@ struct Interval {
     // target's calls (a share of the calls, not of the time: the traffic may
     // not be even, e.g. idle at a scenario's ends).
     double handoff_scale(const TargetCounters& t) const;
+    // Its tracking windows' part alone: calls / calls in the windows.
+    double windows_scale(const TargetCounters& t) const;
     // Whether the target's handoffs were tracked at all in this interval: an
     // interval between two tracking windows has calls but no handoff counts.
     bool handoffs_tracked(const TargetCounters& t) const;
