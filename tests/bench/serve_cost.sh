@@ -9,6 +9,9 @@ set -euo pipefail
 BIN=${1:-build/hotline}
 SECS=${2:-60}
 dir=$(mktemp -d /tmp/hotline-serve-bench-XXXXXX)
+# The background job opens its own redirection after the fork; the log must
+# exist before the loop below reads it (under load the child opens it late).
+: >"$dir/log"
 "$BIN" serve --listen 127.0.0.1:0 2>"$dir/log" &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
