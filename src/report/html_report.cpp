@@ -177,6 +177,24 @@ std::string plan_table(const json& plan) {
     return o + "</table>\n";
 }
 
+// Handoffs were tracked on this percent of the time (record --handoff-share);
+// recordings from before totals.tracking have only the option, older ones
+// tracked throughout.
+int tracking_percent(const json& d) {
+    double p = num(member(member(d, "totals"), "tracking"), "percent");
+    if (!std::isfinite(p)) p = num(member(d, "options"), "handoff_share");
+    return std::isfinite(p) ? int(p) : 100;
+}
+
+std::string tracking_line(const json& d) {
+    const int percent = tracking_percent(d);
+    if (percent >= 100) return "throughout";
+    const double secs = num(member(member(d, "totals"), "tracking"), "seconds");
+    return fmt::format("{}% of the time{}: the handoff counts and rates below cover those windows, per call "
+                       "figures are scaled to the whole time",
+                       percent, std::isfinite(secs) ? " (" + ch::human(secs) + " s)" : "");
+}
+
 std::string recording_header(const HtmlInput& in) {
     const json& d = in.doc;
     std::string scen = str(member(d, "scenario"), "scenario");
@@ -189,6 +207,7 @@ std::string recording_header(const HtmlInput& in) {
     o += facts_table({{"kernel", kernel_line(member(d, "kernel"))},
                       {"topology", topology_line(member(d, "topology"))},
                       {"recorded", std::isfinite(secs) ? ch::human(secs) + " s" : ""},
+                      {"handoffs tracked", tracking_line(d)},
                       {"scenario", scen},
                       {"command", argv},
                       {"file", in.source},
@@ -256,6 +275,12 @@ std::string calls_per_cpu(const json& d) {
     return o + "</div>\n</details>\n";
 }
 
+// What a count of handoffs covers, for a chart's or a table's caption.
+std::string windows_note(const json& d) {
+    const int percent = tracking_percent(d);
+    return percent >= 100 ? "" : fmt::format(", counted in the tracking windows ({}% of the time)", percent);
+}
+
 std::string handoff_heatmaps(const json& d) {
     std::string o;
     for (auto& tg : member(member(d, "totals"), "targets")) {
@@ -265,7 +290,8 @@ std::string handoff_heatmaps(const json& d) {
         ch::Heatmap h;
         h.title = "Handoffs between nodes: " + what;
         h.desc = fmt::format("Times an object of {} was touched on one node after another CPU had it, by node pair "
-                             "(rows: the node it came from; columns: the node it went to).", what);
+                             "(rows: the node it came from; columns: the node it went to){}.",
+                             what, windows_note(d));
         h.row_label = "from";
         h.col_label = "to node";
         for (std::size_t i = 0; i < m.size(); ++i) {
@@ -290,8 +316,10 @@ std::string layouts_section(const json& d) {
 std::string hot_objects_table(const json& d) {
     const json& hot = member(d, "hot_objects");
     if (!hot.is_array() || hot.empty()) return "";
-    std::string o = "<h3>Hot objects</h3>\n<table class=\"hot\">\n<tr><th>target</th><th>type</th><th>handoffs/s</th>"
-                    "<th>cross-node/s</th><th>last CPU</th></tr>\n";
+    const char* per = tracking_percent(d) >= 100 ? "/s" : " per tracked s";
+    std::string o = fmt::format("<h3>Hot objects</h3>\n<table class=\"hot\">\n<tr><th>target</th><th>type</th>"
+                                "<th>handoffs{}</th><th>cross-node{}</th><th>last CPU</th></tr>\n",
+                                per, per);
     for (auto& h : hot)
         o += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
                          esc(str(h, "target")), esc(str(h, "type")), ch::human(num(h, "handoffs_per_s")),

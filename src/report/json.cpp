@@ -94,6 +94,8 @@ json to_json(const Interval& iv) {
     json targets = json::array();
     for (auto& t : iv.d.targets) targets.push_back(to_json(t));
     json j{{"t_start", iv.t_start}, {"t_end", iv.t_end}, {"seconds", iv.seconds()}, {"targets", targets}};
+    // Handoff counts cover the tracking windows only (record's --handoff-share).
+    j["tracking"] = {{"percent", iv.d.track_percent}, {"seconds", iv.tracking_seconds()}};
     if (!iv.d.samples_total.empty()) put_fields(j, iv.d, kSampleFields);
     j["cost"] = cost_to_json(iv.d.cost);
     if (iv.d.has_workq) j["workqueue"] = to_json(iv.d.workq);

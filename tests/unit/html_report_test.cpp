@@ -103,6 +103,29 @@ TEST(HtmlReport, Recording) {
     EXPECT_EQ(count(*page, "<desc>"), count(*page, "<figure"));
 }
 
+// Handoffs tracked in windows (record's --handoff-share): the header says the
+// share, and the counts and rates say they cover the windows.
+TEST(HtmlReport, RecordingSaysWhatShareOfTheTimeHandoffsWereTracked) {
+    nlohmann::json doc = golden_document("recording.json");
+    auto whole = render_html(HtmlInput{doc, "recording.json", {}, {}});
+    ASSERT_TRUE(whole) << whole.error().message();
+    EXPECT_NE(whole->find("<th>handoffs tracked</th><td>throughout</td>"), std::string::npos) << "tracked throughout";
+    EXPECT_EQ(whole->find("tracking windows"), std::string::npos);
+    doc["totals"]["tracking"] = {{"percent", 25}, {"seconds", 2.5}};
+    doc["hot_objects"] = {{{"target", "dst_release"}, {"type", "dst_entry"}, {"handoffs_per_s", 10.0},
+                           {"cross_node_per_s", 1.0}, {"last_cpu", "1"}}};
+    auto windows = render_html(HtmlInput{doc, "recording.json", {}, {}});
+    ASSERT_TRUE(windows) << windows.error().message();
+    EXPECT_NE(windows->find("25% of the time (2.5 s)"), std::string::npos) << "the header gives the share";
+    EXPECT_EQ(count(*windows, "counted in the tracking windows (25% of the time)"), 2u) << "each heatmap says so";
+    EXPECT_NE(windows->find("<th>handoffs per tracked s</th>"), std::string::npos) << "hot objects' rate";
+    doc["totals"].erase("tracking");
+    doc["options"] = {{"handoff_share", 25}};
+    auto option_only = render_html(HtmlInput{doc, "recording.json", {}, {}});
+    ASSERT_TRUE(option_only) << option_only.error().message();
+    EXPECT_NE(option_only->find("<td>25% of the time: "), std::string::npos) << "a recording with the option only";
+}
+
 TEST(HtmlReport, VerdictTrials) {
     auto doc = golden_document("verdict_mixed.json");
     auto page = render_html(HtmlInput{doc, "", {}, {}});

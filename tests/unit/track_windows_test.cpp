@@ -104,6 +104,17 @@ TEST(TrackWindows, TheReportSaysSoAndCountsPerCallOverTheWindows) {
     EXPECT_NE(os.str().find("handoffs per call 0.450"), std::string::npos) << os.str();
 }
 
+// A recording says which share of each interval its handoff counts cover, so
+// that a reader (the HTML page, a script) can tell windows from the whole time.
+TEST(TrackWindows, TheRecordingSaysTheShareAndTheTrackedSeconds) {
+    const nlohmann::json j = to_json(delta(at(100, 10, 25, 0, 0, 0), at(108, 12, 25, 10000, 2000, 900)));
+    EXPECT_EQ(j["tracking"]["percent"], 25);
+    EXPECT_DOUBLE_EQ(j["tracking"]["seconds"].get<double>(), 2);
+    const nlohmann::json all = to_json(delta(at(100, 100, 100, 0, 0, 0), at(108, 108, 100, 1, 1, 0)));
+    EXPECT_EQ(all["tracking"]["percent"], 100);
+    EXPECT_DOUBLE_EQ(all["tracking"]["seconds"].get<double>(), 8);
+}
+
 TEST(TrackWindows, TheIntervalAndTheMergeCarryTheTrackingTime) {
     const Interval iv = delta(at(100, 10, 25, 0, 0, 0), at(108, 12, 25, 1, 1, 0));
     EXPECT_DOUBLE_EQ(iv.d.tracking_s, 2);

@@ -3,6 +3,8 @@
 // fentry-vs-kprobe.
 #include "vm_check.hpp"
 
+#include "hotline/session/tracing.hpp"
+
 namespace vmcheck {
 
 // Node 0 runs no workload.  What it may still count in a 3 s recording: a handful
@@ -10,6 +12,16 @@ namespace vmcheck {
 // others).  Bound: 20 calls plus 1% of what node 1 counted.
 constexpr double kNode0NoiseCalls = 20;
 constexpr double kNode0NoiseShare = 0.01;
+
+// record-windows: 8 s is four whole 2-s periods, so the windows hold 2 s
+// whatever their phase; the recording's own length runs a little past the
+// duration.  The calls follow the churn, even over the run.  handoff-cross
+// measured 2.0 cross-node handoffs per connection tracking throughout (6.1,
+// 6.12, 5.10); a scale off by the windows' share (4x) leaves the band.
+constexpr int kRecordWindowsPercent = hotline::kRecordHandoffShare;
+constexpr double kWindowsTimeShare[2] = {0.15, 0.35};
+constexpr double kWindowsCallShareMax = 0.5;
+constexpr double kWindowedHandoffsMax = 3.0;
 
 // fentry-vs-kprobe: a kprobe recording runs over a window that strictly contains
 // an fentry recording of the churn on node 1, both attached at once.  `record`
@@ -378,5 +390,45 @@ void check_agreement(Checks& c, const fs::path& dir) {
 // scheduling, as kBaselineCrossPerConn says).  Bounds: the proxy's handoffs are
 // kSocketRouteLow..kSocketRouteHigh of fentry's, and fentry sees at least
 // kSocketRouteFloor per connection, so the ratio is not of two near-zero counts.
+
+// record's default tracking windows (record-windows): the recording says the
+// share, the windows hold a part of the calls, and the windows' cross-node
+// handoffs scaled by calls / windowed calls match handoff-cross's per
+// connection (kHandoffsPerConnection at least, at most kWindowedHandoffsMax).
+void check_record_windows(Checks& c, const fs::path& dir) {
+    GuestResult r = load_result(dir, "record-windows");
+    if (!reported(c, r)) return;
+    auto doc = load_json(c, r, "record.json");
+    if (!doc || !expect_valid_recording(c, *doc, "record.json")) return;
+    const json* tr = at(*doc, {"totals", "tracking"});
+    const json* tot = total_of(*doc, "dst_release");
+    const json* h = tot ? at(*tot, {"handoffs"}) : nullptr;
+    if (!tr || !h) {
+        c.fail("the totals carry the tracking share and dst_release's handoffs (seen: " + show(tr) + ", " + show(h) + ")");
+        return;
+    }
+    const double secs = at(*doc, {"totals", "seconds"}) ? (*doc)["totals"]["seconds"].get<double>() : 0;
+    const double tracked = tr->value("seconds", 0.0);
+    c.expect(tr->value("percent", 0) == kRecordWindowsPercent,
+             fmt::format("record tracks handoffs {}% of the time by default", kRecordWindowsPercent), show(tr));
+    c.expect(tracked >= kWindowsTimeShare[0] * secs && tracked <= kWindowsTimeShare[1] * secs,
+             fmt::format("tracked {:.0f}% .. {:.0f}% of the {:.1f} s (windows of 0.5 s every 2 s, at a random phase)",
+                         kWindowsTimeShare[0] * 100, kWindowsTimeShare[1] * 100, secs),
+             fmt::format("{:.2f} s", tracked));
+    double windowed = 0;
+    for (auto& v : (*h)["windowed"]) windowed += v.get<double>();
+    const double calls = tot->value("calls_total", 0.0), xnode = h->value("cross_node_total", 0.0);
+    c.expect(windowed > 0 && windowed <= kWindowsCallShareMax * calls,
+             fmt::format("the windows saw some of the calls, at most {:.0f}%", kWindowsCallShareMax * 100),
+             fmt::format("{} of {}", windowed, calls));
+    const json* wl = at(*doc, {"workload"});
+    const double conns = wl ? wl->value("connections", 0.0) : 0;
+    const double per_conn = windowed > 0 && conns > 0 ? xnode * calls / windowed / conns : 0;
+    c.expect(per_conn >= kHandoffsPerConnection && per_conn <= kWindowedHandoffsMax,
+             fmt::format("scaled cross-node handoffs per connection {} .. {} (handoff-cross tracks throughout)",
+                         kHandoffsPerConnection, kWindowedHandoffsMax),
+             fmt::format("{:.2f} ({} in the windows x {} / {} calls, {} connections)", per_conn, xnode, calls, windowed,
+                         conns));
+}
 
 }  // namespace vmcheck

@@ -25,6 +25,7 @@ const std::map<std::string, std::function<void(Checks&, const fs::path&)>> kChec
     {"diagnose-numa-local", check_diagnose_numa_local},
     {"irq-affinity", check_irq_affinity},
     {"record-tcp-crr", check_record_tcp_crr},
+    {"record-windows", check_record_windows},
     {"diff-dst-refcnt-false-sharing", check_diff},
     {"handoff-cross", [](Checks& c, const fs::path& d) { check_handoffs(c, d, true); }},
     {"handoff-local", [](Checks& c, const fs::path& d) { check_handoffs(c, d, false); }},

@@ -117,6 +117,7 @@ void check_validate_numa_local(Checks& c, const fs::path& dir);
 void check_validate_numa_local_live(Checks& c, const fs::path& dir);
 void check_cost(Checks& c, const fs::path& dir);
 void check_record_tcp_crr(Checks& c, const fs::path& dir);
+void check_record_windows(Checks& c, const fs::path& dir);
 void check_diff(Checks& c, const fs::path& dir);
 void check_latency_oracle(Checks& c, const fs::path& dir);
 void check_func_arg(Checks& c, const fs::path& dir);
