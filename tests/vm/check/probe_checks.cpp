@@ -70,6 +70,17 @@ void check_probe(Checks& c, const fs::path& dir) {
     c.expect(doc->value("observable", false), "observable is true", show(at(*doc, {"observable"})));
 }
 
+// socket-route-vs-fentry: dst_release's tracepoint proxy (skb frees plus the
+// routes a TCP socket held, seen at tcp_destroy_sock) records a window that
+// strictly contains an fentry recording of tcp-crr on CPUs 0-1.  Both track
+// dst objects by address; the proxy sees a subset of the releases (sockets'
+// routes, skbs' refcounted dsts), so it may see fewer handoffs, never many more.
+// Measured (docs/validate-design.md, "Socket-held routes"): proxy/fentry 419/422
+// on 6.1, 105/110 on 6.12, 245/244 on 5.10; fentry 0.49-0.91 per connection with a
+// thread per vCPU, 0.20-0.30 single-threaded (per connection it follows the guest's
+// scheduling, as kBaselineCrossPerConn says).  Bounds: the proxy's handoffs are
+// kSocketRouteLow..kSocketRouteHigh of fentry's, and fentry sees at least
+// kSocketRouteFloor per connection, so the ratio is not of two near-zero counts.
 constexpr double kSocketRouteLow = 0.8;
 constexpr double kSocketRouteHigh = 1.2;
 constexpr double kSocketRouteFloor = 0.03;
