@@ -6,6 +6,7 @@
 #include "hotline/model/metrics.hpp"
 #include "hotline/model/recording_metrics.hpp"
 #include "hotline/probe/session.hpp"
+#include "snapshot_fixtures.hpp"
 
 using namespace hotline;
 
@@ -17,16 +18,7 @@ Snapshot at(double t, double attached_s, int duty, std::uint64_t calls, std::uin
     s.t = t;
     s.attached_s = attached_s;
     s.duty_percent = duty;
-    TargetCounters c;
-    c.target = "queue_work_on";
-    c.fidelity = Fidelity::kExact;
-    c.calls = {0, calls};
-    c.events = {0, calls};
-    c.has_handoffs = true;
-    c.handoffs.tracked = {0, calls};
-    c.handoffs.cross_cpu = {0, handoffs};
-    c.handoffs.cross_node = {0, 0};
-    s.targets.push_back(c);
+    s.targets.push_back(test::on_cpu1("queue_work_on", Fidelity::kExact, calls, calls, handoffs));
     return s;
 }
 

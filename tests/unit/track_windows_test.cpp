@@ -13,6 +13,7 @@
 #include "hotline/probe/session.hpp"
 #include "hotline/report/output.hpp"
 #include "hotline/session/tracing.hpp"
+#include "snapshot_fixtures.hpp"
 
 using namespace hotline;
 
@@ -27,17 +28,9 @@ Snapshot at(double t, double tracking_s, int track, std::uint64_t calls, std::ui
     s.attached_s = t;
     s.tracking_s = tracking_s;
     s.track_percent = track;
-    TargetCounters c;
-    c.target = "dst_release";
+    TargetCounters c = test::on_cpu1("dst_release", Fidelity::kPartial, calls, windowed, handoffs);
     c.object_type = "dst_entry";
-    c.fidelity = Fidelity::kPartial;
-    c.calls = {0, calls};
-    c.events = {0, calls};
-    c.has_handoffs = true;
-    c.handoffs.tracked = {0, windowed};
     c.handoffs.windowed = {0, windowed};
-    c.handoffs.cross_cpu = {0, handoffs};
-    c.handoffs.cross_node = {0, 0};
     s.targets.push_back(c);
     return s;
 }
