@@ -33,7 +33,7 @@ double flush_handoffs(const Interval& iv) {
 
 // Queue-to-execute times of at least 2^29 ns (0.54 s): none of the pty's work
 // waits that long; a queue seen before a window off paired with an execute
-// seen after it would (the off time is 1.5 s).
+// seen after it would (the off time is 1.8 s).
 std::uint64_t waits_over_half_a_second(const Interval& iv) {
     std::uint64_t n = 0;
     for (std::size_t slot = 29; slot < iv.d.workq.hist.size(); ++slot) n += iv.d.workq.hist[slot];
@@ -69,6 +69,8 @@ TEST(DutyCycleHost, ServesDefaultIsAttachedItsShareAndKeepsHandoffsPerCall) {
     ASSERT_GT(hf, 0.1) << "the writer did not hand its work item over";
     EXPECT_NEAR(hp / hf, 1.0, 0.1) << "handoffs per queued work: windowed " << hp << ", attached throughout " << hf;
     EXPECT_GT(pi.d.workq.lat_count, 0u);
-    EXPECT_EQ(waits_over_half_a_second(pi), waits_over_half_a_second(fi))
+    // At most the session attached throughout: on a busy machine some other work
+    // item may really wait that long, and the windowed session may miss it.
+    EXPECT_LE(waits_over_half_a_second(pi), waits_over_half_a_second(fi))
         << "queue-to-execute times across a window off";
 }
