@@ -70,7 +70,10 @@ TEST(DutyCycleHost, ServesDefaultIsAttachedItsShareAndKeepsHandoffsPerCall) {
     EXPECT_NEAR(hp / hf, 1.0, 0.1) << "handoffs per queued work: windowed " << hp << ", attached throughout " << hf;
     EXPECT_GT(pi.d.workq.lat_count, 0u);
     // At most the session attached throughout: on a busy machine some other work
-    // item may really wait that long, and the windowed session may miss it.
+    // item may really wait that long, and the windowed session may miss it.  A
+    // guard, not a test of the pairing cleared at each window: the pty's work
+    // runs microseconds after it is queued, so a queue in a window off and its
+    // execute in the next window are rare in three periods.
     EXPECT_LE(waits_over_half_a_second(pi), waits_over_half_a_second(fi))
         << "queue-to-execute times across a window off";
 }
