@@ -208,15 +208,18 @@ std::optional<LiveDiagnosis> open_diagnosis(const KernelInfo& k, const Topology&
 }
 
 // Findings over the window since the previous judgement; a scrape sooner than
-// kMinWindowS after it reuses it (a rate over a few milliseconds says nothing).
+// min_window after it reuses it (a rate over a few milliseconds says nothing).
 class FindingWindow {
 public:
-    explicit FindingWindow(std::optional<LiveDiagnosis> d) : diag_(std::move(d)) {}
+    // min_window: a whole period of the attach windows (probe.duty_period), one
+    // in which the programs were attached.
+    FindingWindow(std::optional<LiveDiagnosis> d, std::chrono::milliseconds min_window)
+        : diag_(std::move(d)), min_window_s_(std::chrono::duration<double>(min_window).count()) {}
     std::vector<Finding> judge(const Snapshot& now) {
         std::lock_guard<std::mutex> lock(mu_);
         if (!diag_) return {};
         if (!started_) prev_ = now, started_ = true;
-        if (now.t - prev_.t >= kMinWindowS) {
+        if (now.t - prev_.t >= min_window_s_) {
             last_ = diag_->judge(delta(prev_, now)).findings;
             prev_ = now;
         }
@@ -224,11 +227,9 @@ public:
     }
 
 private:
-    // A whole period of the attach windows (probe.duty_cycle): one in which the
-    // programs were attached.
-    static constexpr double kMinWindowS = std::chrono::duration<double>(kSessionDutyPeriod).count();
     std::mutex mu_;
     std::optional<LiveDiagnosis> diag_;
+    const double min_window_s_;
     bool started_ = false;
     Snapshot prev_;
     std::vector<Finding> last_;
@@ -236,8 +237,9 @@ private:
 
 // What /metrics renders from besides the counters.
 struct Exporter {
-    Exporter(const Attachment& a, const PromOptions& o, std::optional<LiveDiagnosis> d)
-        : att(a), opts(o), findings(std::move(d)) {}
+    Exporter(const Attachment& a, const PromOptions& o, std::optional<LiveDiagnosis> d,
+             std::chrono::milliseconds duty_period)
+        : att(a), opts(o), findings(std::move(d), duty_period) {}
     const Attachment& att;
     ExporterInfo info;
     PromOptions opts;
@@ -370,7 +372,7 @@ std::optional<Attachment> attach_all(const ServeConfig& cfg, const KernelInfo& k
 int serve(const ServeConfig& cfg, const TlsContext& tls, const KernelInfo& k, const Topology& topo,
           const Attachment& att, std::size_t attached, ShutdownSignals& signals) {
     const bool run_stats = run_stats_available();
-    Exporter ex(att, cfg.metrics, open_diagnosis(k, topo, att));
+    Exporter ex(att, cfg.metrics, open_diagnosis(k, topo, att), cfg.probe.duty_period);
     malloc_trim(0);
     ex.info.run_stats = run_stats;
     ex.info.version = HOTLINE_VERSION;

@@ -200,7 +200,7 @@ void read_target_tables(Reading& r, const TomlValue& v) {
 
 void read_probe(Reading& r, const TomlValue& v) {
     TracingOptions& p = r.cfg.probe;
-    each_key(r.errs, "probe", v, {"latency", "sample_freq", "handoffs", "handoff_sample", "duty_cycle"},
+    each_key(r.errs, "probe", v, {"latency", "sample_freq", "handoffs", "handoff_sample", "duty_cycle", "duty_period"},
              [&](std::string_view k, const TomlValue& pv) {
                  std::string path = fmt::format("probe.{}", k);
                  if (k == "latency") {
@@ -211,6 +211,10 @@ void read_probe(Reading& r, const TomlValue& v) {
                      if (auto i = r.errs.integer(pv, path, 1, 100000)) p.sample_freq = int(*i);
                  } else if (k == "duty_cycle") {
                      if (auto i = r.errs.integer(pv, path, 1, 100)) p.duty_cycle = int(*i);
+                 } else if (k == "duty_period") {
+                     using Secs = std::chrono::duration<double>;
+                     if (auto d = duration(r.errs, path, pv, Secs(kMinDutyPeriod).count(), Secs(kMaxDutyPeriod).count()))
+                         p.duty_period = std::chrono::round<std::chrono::milliseconds>(Secs(*d));
                  } else if (auto i = r.errs.integer(pv, path, 1, 1 << 20)) {
                      p.handoff_sample = int(*i);
                  }
@@ -439,6 +443,7 @@ namespace hotline::daemon {
 TracingOptions default_probe_options() {
     TracingOptions o;
     o.duty_cycle = kDefaultDutyPercent;
+    o.duty_period = kDefaultDutyPeriod;
     return o;
 }
 

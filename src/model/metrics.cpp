@@ -138,6 +138,7 @@ Interval delta(const Snapshot& earlier, const Snapshot& later) {
     iv.d.duty_percent = later.duty_percent;
     iv.d.tracking_s = later.tracking_s - earlier.tracking_s;
     iv.d.track_percent = later.track_percent;
+    iv.d.duty_period_s = later.duty_period_s;
     for (const auto& l : later.targets) iv.d.targets.push_back(target_delta(l, earlier.find(l.target)));
     for (const auto& lo : later.objects) iv.d.objects.push_back(object_delta(lo, earlier.objects));
     if (later.has_workq) {
@@ -171,6 +172,7 @@ void merge_session(Snapshot& into, Snapshot&& from) {
         into.duty_percent = from.duty_percent;
         into.tracking_s = from.tracking_s;
         into.track_percent = from.track_percent;
+        into.duty_period_s = from.duty_period_s;
     }
     for (auto& t : from.targets) into.targets.push_back(std::move(t));
     for (auto& c : from.cost) into.cost.push_back(std::move(c));

@@ -66,6 +66,9 @@ Status check_session_options(const SessionOptions& opts) {
     if (opts.track_percent < 1 || opts.track_percent > 100)
         return make_error(fmt::format("bad tracking share {}%", opts.track_percent), EINVAL,
                           "use 1..100 (the percent of the time handoffs are tracked)");
+    if (opts.duty_period < kMinDutyPeriod || opts.duty_period > kMaxDutyPeriod)
+        return make_error(fmt::format("bad window period {} ms", opts.duty_period.count()), EINVAL,
+                          fmt::format("use {}..{} s", kMinDutyPeriod.count() / 1000, kMaxDutyPeriod.count() / 1000));
     if (opts.track_percent < 100 && opts.duty_percent < 100)
         return make_error("handoff tracking windows within attach windows", EINVAL,
                           "set either the duty cycle or the tracking share below 100, not both");
@@ -455,7 +458,7 @@ void SessionImpl::start_windows() {
     std::erase(pairing, -1);
     windows_ = std::make_unique<AttachWindows>(
         std::move(links),
-        DutyCycle{.percent = opts_.duty_percent, .period = kSessionDutyPeriod, .phase = opts_.duty_phase},
+        DutyCycle{.percent = opts_.duty_percent, .period = opts_.duty_period, .phase = opts_.duty_phase},
         [pairing] {
             for (int fd : pairing) zero_array_map(fd);
         });
@@ -481,7 +484,7 @@ void SessionImpl::start_track_windows() {
     auto gen = std::make_shared<std::uint32_t>(0);  // the gates' value until the first window closes
     track_windows_ = std::make_unique<AttachWindows>(
         std::vector<OwnedLink*>{},
-        DutyCycle{.percent = opts_.track_percent, .period = kSessionDutyPeriod, .phase = opts_.duty_phase},
+        DutyCycle{.percent = opts_.track_percent, .period = opts_.duty_period, .phase = opts_.duty_phase},
         [gates, gen] {
             *gen = (*gen + 1) & HL_GEN_MASK;
             set_track_gates(gates, *gen);
@@ -499,6 +502,7 @@ Result<Snapshot> SessionImpl::read() const {
     s.duty_percent = windows_ ? opts_.duty_percent : 100;
     s.tracking_s = track_windows_ ? track_windows_->watched_seconds() : s.attached_s;
     s.track_percent = track_windows_ ? opts_.track_percent : 100;
+    s.duty_period_s = windows_ || track_windows_ ? std::chrono::duration<double>(opts_.duty_period).count() : 0;
     std::vector<hl_hits> hits;
     if (!attached_.empty()) {
         auto h = reader_.read_hits(hits_fd_);

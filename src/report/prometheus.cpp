@@ -224,6 +224,8 @@ void render_attached(Scrape& c) {
 
 void render_duty_cycle(Scrape& c) { c.x.sample({}, double(c.s.duty_percent) / 100); }
 
+void render_duty_period(Scrape& c) { c.x.sample({}, c.s.duty_period_s); }
+
 void render_attached_seconds(Scrape& c) { c.x.sample({}, c.s.attached_s); }
 
 void render_present(Scrape& c) {
@@ -412,6 +414,12 @@ constexpr FamilyEntry kFamilies[] = {
                         "the other counters cover that time only.",
                 .unit = "ratio"},
      .render = render_duty_cycle},
+    {.family = {.name = "hotline_probe_duty_period_seconds", .type = kGauge,
+                .help = "Period of the attach windows (probe.duty_period): the programs are attached for the duty "
+                        "cycle's share of each; 0 when attached throughout. A rate over a few periods or more "
+                        "does not depend on where the windows fall.",
+                .unit = "seconds"},
+     .render = render_duty_period},
     {.family = {.name = "hotline_probe_attached_seconds", .type = kCounter,
                 .help = "Seconds the programs were attached since the exporter started; a counter's rate "
                         "divided by this one's is its rate per attached second.",

@@ -44,6 +44,7 @@ Status check_watching(const TracingOptions& o, SessionOptions& so) {
     so.workq = o.workq;
     so.watch_targets = o.watch_targets;
     so.duty_percent = o.duty_cycle;
+    so.duty_period = o.duty_period;
     so.track_percent = o.handoff_share;
     if (so.track_percent < 1 || so.track_percent > 100)
         return make_error(fmt::format("--handoff-share {}: a percent from 1 to 100", so.track_percent), EINVAL,

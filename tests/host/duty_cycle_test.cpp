@@ -77,3 +77,33 @@ TEST(DutyCycleHost, ServesDefaultIsAttachedItsShareAndKeepsHandoffsPerCall) {
     EXPECT_LE(waits_over_half_a_second(pi), waits_over_half_a_second(fi))
         << "queue-to-execute times across a window off";
 }
+
+// A session's windows keep the period its options give (serve's is longer than
+// a recording's): polled through two periods of 1 s at 50%, the attached time
+// stops growing for half a period at a time, not for a whole one.
+TEST(DutyCycleHost, WindowsKeepTheSessionsPeriod) {
+    Topology topo;
+    ASSERT_NO_FATAL_FAILURE(hosttest::require_two_cpus(topo));
+    SessionOptions so;
+    so.targets = {"queue_work_on"};
+    so.latency = false;
+    so.duty_percent = 50;
+    so.duty_period = std::chrono::milliseconds(1000);
+    ASSERT_NE(so.duty_period, SessionOptions{}.duty_period) << "the test must not use the default period";
+    auto s = Session::open(so, probe_kernel(), topo);
+    ASSERT_TRUE(s) << s.error().message();
+    double off_since = -1, longest_off = 0, prev_attached = -1, t_end = 0;
+    for (int i = 0; i < 230; ++i) {
+        auto snap = (*s)->read();
+        ASSERT_TRUE(snap) << snap.error().message();
+        EXPECT_EQ(snap->duty_period_s, 1.0);
+        const bool growing = snap->attached_s > prev_attached + 1e-4;
+        if (!growing && off_since < 0) off_since = snap->t;
+        if (growing && off_since >= 0) longest_off = std::max(longest_off, snap->t - off_since), off_since = -1;
+        prev_attached = snap->attached_s;
+        t_end = snap->t;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (off_since >= 0) longest_off = std::max(longest_off, t_end - off_since);
+    EXPECT_NEAR(longest_off, 0.5, 0.2) << "the longest time detached, in seconds (a 2-s period: 1 s)";
+}

@@ -51,7 +51,7 @@ inline void run_session_pair(const hotline::SessionOptions& full, const hotline:
     ASSERT_TRUE(w) << w.error().message();
     auto f0 = out.full->read(), p0 = out.part->read();
     ASSERT_TRUE(f0 && p0);
-    std::this_thread::sleep_for(periods * kSessionDutyPeriod);
+    std::this_thread::sleep_for(periods * part.duty_period);
     auto f1 = out.full->read(), p1 = out.part->read();
     (*w)->stop();
     ASSERT_TRUE(f1 && p1);

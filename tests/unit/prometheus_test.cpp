@@ -294,8 +294,11 @@ TEST(PromRender, DutyCycleAndAttachedSeconds) {
     Snapshot s = synthetic();
     s.duty_percent = 25;
     s.attached_s = 12.5;
+    s.duty_period_s = 10;
     auto p = parse(render(s, {}));
     EXPECT_DOUBLE_EQ(p.num("hotline_probe_duty_cycle_ratio"), 0.25);
+    EXPECT_DOUBLE_EQ(p.num("hotline_probe_duty_period_seconds"), 10);
+    EXPECT_EQ(p.types["hotline_probe_duty_period_seconds"], "gauge");
     EXPECT_DOUBLE_EQ(p.num("hotline_probe_attached_seconds_total"), 12.5);
     EXPECT_EQ(p.types["hotline_probe_duty_cycle_ratio"], "gauge");
     EXPECT_EQ(p.types["hotline_probe_attached_seconds_total"], "counter");

@@ -24,6 +24,9 @@ TEST(ServeConfig, EmptyFileMeansDefaults) {
     auto setup = check_tracing_options(c->probe);
     ASSERT_TRUE(setup) << setup.error().message();
     EXPECT_EQ(setup->session.duty_percent, daemon::kDefaultDutyPercent);
+    // Over a longer period than a recording's: each attach and detach waits for every CPU.
+    EXPECT_EQ(setup->session.duty_period, daemon::kDefaultDutyPeriod);
+    EXPECT_GT(daemon::kDefaultDutyPeriod, SessionOptions{}.duty_period);
 }
 
 TEST(ServeConfig, FullFile) {
@@ -50,6 +53,7 @@ handoffs = false
 sample_freq = 199
 handoff_sample = 16
 duty_cycle = 100
+duty_period = "2.5s"
 
 [metrics]
 per_cpu = true
@@ -89,6 +93,7 @@ password_sha256 = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a
     EXPECT_EQ(c->probe.sample_freq, 199);
     EXPECT_EQ(c->probe.handoff_sample, 16);
     EXPECT_EQ(c->probe.duty_cycle, 100);
+    EXPECT_EQ(c->probe.duty_period, std::chrono::milliseconds(2500));
     EXPECT_TRUE(c->metrics.per_cpu);
     EXPECT_EQ(c->metrics.max_series, 500u);
     EXPECT_EQ(c->http.workers, 2);
@@ -143,6 +148,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"handoff sample", "[probe]\nhandoff_sample = 0\n", 2, "probe.handoff_sample"},
         BadConfig{"duty cycle zero", "[probe]\nduty_cycle = 0\n", 2, "probe.duty_cycle"},
         BadConfig{"duty cycle over", "[probe]\n\nduty_cycle = 101\n", 3, "probe.duty_cycle"},
+        BadConfig{"duty period short", "[probe]\nduty_period = \"500ms\"\n", 2,
+                  "probe.duty_period must be between 1s and 60s"},
+        BadConfig{"duty period long", "[probe]\nduty_period = 61\n", 2, "probe.duty_period must be between"},
+        BadConfig{"duty period word", "[probe]\nduty_period = \"often\"\n", 2, "probe.duty_period"},
         BadConfig{"tls half", "\n[tls]\ncert = \"/etc/hostname\"\n", 2, "needs both cert and key"},
         BadConfig{"tls missing file", "[tls]\ncert = \"/nonexistent/cert.pem\"\nkey = \"/etc/hostname\"\n", 2,
                   "cannot be read"},

@@ -2,6 +2,7 @@
 // The Prometheus daemon (`hotline serve`): its command-line arguments and entry.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "hotline/session/tracing.hpp"
@@ -17,8 +18,13 @@ inline constexpr int kDefaultListenPort = 10464;  // docs/metrics.md says why th
 // (probe.duty_cycle): docs/overhead.md, "The daemon's default", has what it
 // costs and what it keeps.
 inline constexpr int kDefaultDutyPercent = 10;
+// The period of its windows (probe.duty_period): each attach and detach waits
+// for every CPU, so an always-on daemon takes a longer period than a recording
+// (kSessionDutyPeriod) and its windows are 1 s.
+inline constexpr std::chrono::milliseconds kDefaultDutyPeriod{10000};
 
-// [probe]'s defaults: a recording session's, attached kDefaultDutyPercent of the time.
+// [probe]'s defaults: a recording session's, attached kDefaultDutyPercent of
+// each kDefaultDutyPeriod.
 TracingOptions default_probe_options();
 
 struct ServeArgs {

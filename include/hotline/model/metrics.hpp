@@ -103,6 +103,9 @@ struct Snapshot {
     // (SessionOptions::track_percent): handoff counts cover that time only.
     double tracking_s = 0;
     int track_percent = 100;
+    // The period of those windows (SessionOptions::duty_period); 0 when the
+    // programs are attached and tracking throughout.
+    double duty_period_s = 0;
     std::vector<TargetCounters> targets;
     std::vector<std::uint64_t> samples_total;   // sampling program, per cpu
     std::vector<std::uint64_t> samples_kernel;  // of which in kernel mode

@@ -19,6 +19,15 @@
 
 namespace hotline {
 
+// The period of a session's attach and tracking windows unless its options say
+// otherwise: short, so that an interval of a few seconds covers whole periods.
+inline constexpr std::chrono::milliseconds kSessionDutyPeriod{2000};
+
+// The periods a session takes: a window of 1% is then at least 10 ms, and a
+// daemon's findings (judged over whole periods) at most a minute old.
+inline constexpr std::chrono::milliseconds kMinDutyPeriod{1000};
+inline constexpr std::chrono::milliseconds kMaxDutyPeriod{60000};
+
 struct SessionOptions {
     std::vector<std::string> targets;  // empty: every built-in target
     bool watch_targets = true;         // false: no target at all (discover alone)
@@ -38,24 +47,24 @@ struct SessionOptions {
     // Time every program run (hotline cost, which compares variants run by run)
     // instead of a window of each second (RunStatsWindow).
     bool time_every_run = false;
-    // Share of each kSessionDutyPeriod the programs are attached (AttachWindows);
+    // Share of each duty_period the programs are attached (AttachWindows);
     // 100: attached throughout.  A detached program costs nothing, where one that
     // returns early still pays its tracepoint's dispatch.  Counters then cover the
     // attached time only (Snapshot::attached_s).  `serve` sets it (probe.duty_cycle).
     int duty_percent = 100;
-    // Share of each kSessionDutyPeriod handoff tracking is on, the programs
+    // Share of each duty_period handoff tracking is on, the programs
     // attached throughout: counts stay exact, handoffs are counted in the
     // tracking windows (Snapshot::tracking_s) and scaled to the whole time.  A
     // handoff costs a line moved between CPUs, so tracking is what a session
     // on busy shared objects pays most for.  Not with duty_percent < 100.
     int track_percent = 100;
+    // The period of both kinds of windows.  Each attach and detach patches the
+    // tracepoints' code and waits for every CPU (an IPI each), so a longer
+    // period costs an always-on daemon less (`serve` sets it: probe.duty_period).
+    std::chrono::milliseconds duty_period = kSessionDutyPeriod;
     // Where in its period the first window starts (a benchmark draws it).
     std::chrono::milliseconds duty_phase{0};
 };
-
-// The period of a session's attach windows: short, so that a scrape or an
-// interval of a few seconds covers whole periods.
-inline constexpr std::chrono::milliseconds kSessionDutyPeriod{2000};
 
 // What a session found out besides counters.
 struct SessionInfo {

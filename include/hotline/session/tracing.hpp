@@ -5,6 +5,7 @@
 // takes the checked SessionOptions.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,6 +39,7 @@ struct TracingOptions {
     std::uint32_t owner_capacity = SessionOptions{}.owner_capacity;
     bool workq = true;
     int duty_cycle = SessionOptions{}.duty_percent;  // serve's probe.duty_cycle
+    std::chrono::milliseconds duty_period = SessionOptions{}.duty_period;  // serve's probe.duty_period
     int handoff_share = SessionOptions{}.track_percent;  // record's --handoff-share
     // The built-in targets (or --targets/--func) are watched; discover alone does not.
     bool watch_targets = true;

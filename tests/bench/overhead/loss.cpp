@@ -73,7 +73,7 @@ SessionOptions at_random_phase(SessionOptions o) {
     static std::minstd_rand rng(std::random_device{}());
     if (o.duty_percent < 100 || o.track_percent < 100)
         o.duty_phase = std::chrono::milliseconds(
-            std::uniform_int_distribution<std::int64_t>(0, kSessionDutyPeriod.count() - 1)(rng));
+            std::uniform_int_distribution<std::int64_t>(0, o.duty_period.count() - 1)(rng));
     return o;
 }
 
@@ -395,7 +395,7 @@ json loss_section(const std::vector<std::string>& scenarios, int rounds, double 
     if (g_loss_session.duty_percent < 100)
         fmt::print("  the session is hotline serve's default: attached {}% of each {} ms, at a random phase "
                    "(--loss-serve)\n",
-                   g_loss_session.duty_percent, kSessionDutyPeriod.count());
+                   g_loss_session.duty_percent, g_loss_session.duty_period.count());
     for (const ExtraArmSpec& a : g_loss_extra_arms)
         fmt::print("  an extra arm in every round (--loss-arm {}): {}\n", a.name, a.what);
     // The session's own statistics window, not this process's: the bench's

@@ -105,9 +105,9 @@ json report_fidelity(const std::string& scen, const std::vector<FidelityRun>& ru
 }  // namespace
 
 json serve_fidelity_section(const Options& o, const KernelInfo& k, const Topology& topo) {
-    fmt::print("\n== serve's default session (attached {}% of the time) against full tracking, the same runs: "
+    fmt::print("\n== serve's default session (attached {}% of each {} s) against full tracking, the same runs: "
                "handoffs per operation\n",
-               daemon::kDefaultDutyPercent);
+               daemon::kDefaultDutyPercent, std::chrono::duration<double>(daemon::kDefaultDutyPeriod).count());
     // The run statistics are the sessions' own (their window), as in the loss section.
     g_run_stats.off();
     json out = json::array();
@@ -115,7 +115,8 @@ json serve_fidelity_section(const Options& o, const KernelInfo& k, const Topolog
         ScenarioOptions so;
         so.name = scen;
         // Whole periods: every run is attached for the same share.
-        so.duration_s = std::max(o.secs, std::chrono::duration<double>(kSessionDutyPeriod).count());
+        const double period = std::chrono::duration<double>(serve_default_session().duty_period).count();
+        so.duration_s = std::ceil(o.secs / period) * period;
         auto sc = Scenario::prepare(so);
         if (!sc) {
             failed(fmt::format("serve {}: {}", scen, sc.error().message()));

@@ -162,13 +162,15 @@ TEST(ServeHost, HandoffMatrixFollowsAnAlternatingWriter) {
     EXPECT_EQ(m.find("hotline_handoffs_total"), std::string::npos) << "count-only mode exports no matrix";
 }
 
-// The default attaches the programs a share of the time (probe.duty_cycle, of
-// every 2 s): over two whole periods the attached seconds grow by that share.
+// The default attaches the programs a share of the time (probe.duty_cycle) of
+// each period (probe.duty_period, here shortened to 1 s): over four whole
+// periods the attached seconds grow by that share.
 TEST(ServeHost, TheDefaultIsAttachedItsShareOfTheTime) {
-    Daemon d("targets = [\"queue_work_on\"]\n");
+    Daemon d("targets = [\"queue_work_on\"]\n[probe]\nduty_period = \"1s\"\n");
     ASSERT_TRUE(d.up()) << d.why_not_up();
     const std::string attached = "hotline_probe_attached_seconds_total";
     std::string m0 = body_of(get(d.port(), "/metrics"));
+    EXPECT_EQ(sample(m0, "hotline_probe_duty_period_seconds"), 1) << m0;
     auto t0 = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(std::chrono::seconds(4));
     std::string m1 = body_of(get(d.port(), "/metrics"));
