@@ -40,14 +40,20 @@ std::uint64_t waits_over_half_a_second(const Interval& iv) {
     return n;
 }
 
+// queue_work_on alone, attached throughout, without latency programs.
+SessionOptions queue_work_only() {
+    SessionOptions so;
+    so.targets = {"queue_work_on"};
+    so.latency = false;
+    return so;
+}
+
 }  // namespace
 
 TEST(DutyCycleHost, ServesDefaultIsAttachedItsShareAndKeepsHandoffsPerCall) {
     Topology topo;
     ASSERT_NO_FATAL_FAILURE(hosttest::require_two_cpus(topo));
-    SessionOptions throughout;
-    throughout.targets = {"queue_work_on"};
-    throughout.latency = false;
+    const SessionOptions throughout = queue_work_only();
     SessionOptions windowed = throughout;
     windowed.duty_percent = daemon::kDefaultDutyPercent;
     // The flush work item of a pty written from every CPU in turn: a handoff on
@@ -84,9 +90,7 @@ TEST(DutyCycleHost, ServesDefaultIsAttachedItsShareAndKeepsHandoffsPerCall) {
 TEST(DutyCycleHost, WindowsKeepTheSessionsPeriod) {
     Topology topo;
     ASSERT_NO_FATAL_FAILURE(hosttest::require_two_cpus(topo));
-    SessionOptions so;
-    so.targets = {"queue_work_on"};
-    so.latency = false;
+    SessionOptions so = queue_work_only();
     so.duty_percent = 50;
     so.duty_period = std::chrono::milliseconds(1000);
     ASSERT_NE(so.duty_period, SessionOptions{}.duty_period) << "the test must not use the default period";
