@@ -17,11 +17,15 @@
 // put /proc/interrupts one above the handler entries in a fresh-clone run.
 //
 // Reads, not writes: a direct write's completion has the submitting task queue
-// block-layer work, and an interrupt arriving while a BPF program (hotline's
-// own, on workqueue_queue_work) runs on that CPU does not run the
-// irq_handler_entry program, with no miss counted (6.18: 2-10 of ~780
-// interrupts short of perf's irq:irq_handler_entry inside the window with
-// writes, none in 8 runs with reads).
+// block-layer work, and more BPF work runs around the interrupts.
+//
+// The lower bound is a kernel behaviour, not a guarantee: with a QEMU guest
+// running beside (the vm tier), the kernel ran no BPF program for 1-97 of
+// ~1024 handler entries that perf counted, in about 1 recording in 40, with no
+// recursion miss counted; two independent tp_btf counters on
+// irq_handler_entry read the same shortfall (docs/testing.md, "The IRQ
+// oracle").  So the lower bound takes the first of up to three recordings
+// that meets it; the upper bound holds in every one.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -84,48 +88,88 @@ std::vector<std::uint64_t> per_cpu(const IrqCounts& before, const IrqCounts& aft
     return out;
 }
 
-}  // namespace
+// One recording of the direct reads, with perf inside it and /proc/interrupts
+// around it.
+struct IrqRound {
+    nlohmann::json rec;
+    std::vector<std::uint64_t> inside, hotline, around;
+    std::uint64_t missed = 0;
+};
 
-TEST(IrqOracleHost, HandlerEntriesLieBetweenTheInterruptCountsAroundAndInsideTheRecording) {
-    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
-    if (run("perf --version").rc != 0) GTEST_FAIL() << "perf is missing: scripts/setup installs linux-perf";
+IrqRound record_reads(const std::string& data) {
+    IrqRound r;
     std::string rec = temp_path("irq.json"), pi = temp_path("irq-perf.txt");
-    // Direct reads of a file on a disk, written beforehand: each completes by interrupt.
-    std::string data = "/var/tmp/hotline-irq-" + std::to_string(getpid());
-    ASSERT_EQ(run("dd if=/dev/urandom of=" + data + " bs=4096 count=1024 conv=fsync status=none").rc, 0);
     IrqCounts a0 = parse_interrupts(slurp("/proc/interrupts"));
-    CmdResult r = run(hosttest::hotline() + " record -q -t queue_work_on -m tracepoint --no-handoffs -o " + rec +
+    CmdResult c = run(hosttest::hotline() + " record -q -t queue_work_on -m tracepoint --no-handoffs -o " + rec +
                       " -- " + perf_stat(pi, {"irq:irq_handler_entry"}) + "dd if=" + data +
                       " of=/dev/null bs=4096 iflag=direct status=none");
     IrqCounts a1 = parse_interrupts(slurp("/proc/interrupts"));
-    ASSERT_EQ(r.rc, 0) << r.err;
-    auto j = load_json(rec);
+    EXPECT_EQ(c.rc, 0) << c.err;
+    if (c.rc != 0) return r;
+    r.rec = load_json(rec);
     PerfCounts inner = read_perf(pi);
-    auto outer = per_cpu(a0, a1, true);
-    for (auto& f : {rec, pi, data}) unlink(f.c_str());
-    std::uint64_t missed = 0;
-    for (const auto& cost : j["cost"]) missed += cost.value("recursion_misses", std::uint64_t(0));
-    const auto& wq = j["totals"]["workqueue"];
-    ASSERT_TRUE(wq.is_object()) << "no workqueue attribution in the recording";
+    r.around = per_cpu(a0, a1, true);
+    for (auto& f : {rec, pi}) unlink(f.c_str());
+    for (const auto& cost : r.rec["cost"]) r.missed += cost.value("recursion_misses", std::uint64_t(0));
+    const auto& wq = r.rec["totals"]["workqueue"];
+    if (!wq.is_object()) return r;
     auto irqs = wq["irqs"].get<std::vector<std::uint64_t>>();
-    std::uint64_t inside = 0, total = 0;
-    for (std::size_t c = 0; c < outer.size(); ++c) {
-        std::uint64_t h = c < irqs.size() ? irqs[c] : 0, in = inner.on("irq:irq_handler_entry", int(c));
-        inside += in;
-        total += h;
-        std::printf("CPU %zu: %llu handler entries perf counted inside <= %llu hotline (+ %llu missed) <= %llu "
-                    "interrupts around (x handlers)\n",
-                    c, (unsigned long long)in, (unsigned long long)h, (unsigned long long)missed,
-                    (unsigned long long)outer[c]);
-        EXPECT_LE(in, h + missed) << "CPU " << c
-                                  << ": fewer handler entries than perf counted inside the recording, and not "
-                                     "reported as missed";
-        EXPECT_LE(h, outer[c]) << "CPU " << c << ": more handler entries than interrupts (x handlers) around it";
+    for (std::size_t c = 0; c < r.around.size(); ++c) {
+        r.hotline.push_back(c < irqs.size() ? irqs[c] : 0);
+        r.inside.push_back(inner.on("irq:irq_handler_entry", int(c)));
     }
-    EXPECT_GT(inside, 0u) << "the direct reads raised no interrupt";
+    return r;
+}
+
+// The CPUs on which hotline counted fewer handler entries than perf, net of
+// its reported misses.
+std::vector<std::size_t> cpus_short(const IrqRound& r) {
+    std::vector<std::size_t> out;
+    for (std::size_t c = 0; c < r.inside.size(); ++c)
+        if (r.inside[c] > r.hotline[c] + r.missed) out.push_back(c);
+    return out;
+}
+
+}  // namespace
+
+// The lower bound may take up to kRounds recordings: on a busy host the kernel
+// now and then runs no BPF program at all for a handler entry that perf counts
+// (see the header).  A hotline that loses entries itself fails every round.
+TEST(IrqOracleHost, HandlerEntriesLieBetweenTheInterruptCountsAroundAndInsideTheRecording) {
+    if (geteuid() != 0) GTEST_FAIL() << "host tests need root (run them as CI does: as root)";
+    if (run("perf --version").rc != 0) GTEST_FAIL() << "perf is missing: scripts/setup installs linux-perf";
+    constexpr int kRounds = 3;
+    // Direct reads of a file on a disk, written beforehand: each completes by interrupt.
+    std::string data = "/var/tmp/hotline-irq-" + std::to_string(getpid());
+    ASSERT_EQ(run("dd if=/dev/urandom of=" + data + " bs=4096 count=1024 conv=fsync status=none").rc, 0);
+    IrqRound r;
+    std::vector<std::size_t> short_cpus;
+    for (int round = 1; round <= kRounds; ++round) {
+        r = record_reads(data);
+        ASSERT_TRUE(r.rec["totals"]["workqueue"].is_object()) << "no workqueue attribution in the recording";
+        std::uint64_t inside = 0;
+        for (std::size_t c = 0; c < r.around.size(); ++c) {
+            inside += r.inside[c];
+            std::printf("round %d, CPU %zu: %llu handler entries perf counted inside <= %llu hotline (+ %llu "
+                        "missed) <= %llu interrupts around (x handlers)\n",
+                        round, c, (unsigned long long)r.inside[c], (unsigned long long)r.hotline[c],
+                        (unsigned long long)r.missed, (unsigned long long)r.around[c]);
+            EXPECT_LE(r.hotline[c], r.around[c])
+                << "CPU " << c << ": more handler entries than interrupts (x handlers) around it";
+        }
+        EXPECT_GT(inside, 0u) << "the direct reads raised no interrupt";
+        short_cpus = cpus_short(r);
+        if (short_cpus.empty()) break;
+    }
+    unlink(data.c_str());
+    for (std::size_t c : short_cpus)
+        ADD_FAILURE() << "CPU " << c << ": fewer handler entries than perf counted inside the recording, and not "
+                      << "reported as missed, in each of " << kRounds << " rounds";
     // queued_per_irq is the work functions' counts over those interrupts.
-    const auto& metrics = j["analysis"]["diagnosis"]["metrics"];
-    for (auto& [func, n] : wq["work_functions"].items()) {
+    std::uint64_t total = 0;
+    for (auto h : r.hotline) total += h;
+    const auto& metrics = r.rec["analysis"]["diagnosis"]["metrics"];
+    for (auto& [func, n] : r.rec["totals"]["workqueue"]["work_functions"].items()) {
         std::string m = "work." + func + ".queued_per_irq";
         ASSERT_TRUE(metrics.contains(m)) << m << " missing: " << metrics.dump();
         // Documents carry 12 significant digits (document_text).
