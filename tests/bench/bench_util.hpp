@@ -81,6 +81,42 @@ inline MeanCi mean_ci95(const std::vector<double>& v) {
     return m;
 }
 
+// A ratio of two arms from paired rounds (round i of one over round i of the
+// other): the geometric mean and its 95% confidence interval, from the mean of
+// the log ratios.  A round's level moves both arms (the machine's state), so
+// the pairs spread less than either arm's own rounds.
+struct RatioCi {
+    double estimate = 0, low = 0, high = 0;
+    std::size_t n = 0;
+};
+
+inline RatioCi ratio_ci95(const std::vector<double>& ratios) {
+    std::vector<double> logs;
+    for (double r : ratios)
+        if (r > 0 && std::isfinite(r)) logs.push_back(std::log(r));
+    MeanCi m = mean_ci95(logs);
+    if (logs.empty()) return {};
+    return {std::exp(m.mean), std::exp(m.low()), std::exp(m.high()), logs.size()};
+}
+
+inline std::string fmt_ratio_ci(const RatioCi& r) {
+    return fmt::format("{:.3f} [{:.3f} .. {:.3f}] ({} rounds)", r.estimate, r.low, r.high, r.n);
+}
+
+// Against a ceiling: met when the whole interval lies at or under it, MISSED when
+// it lies above, and undecided (more rounds would tell) when it holds the goal.
+inline std::string ceiling_verdict(const RatioCi& r, double goal) {
+    if (r.n < 2) return fmt::format("undecided: {} round (target <= {})", r.n, goal);
+    if (r.high <= goal) return fmt::format("met (target <= {})", goal);
+    if (r.low > goal) return fmt::format("MISSED (target <= {})", goal);
+    return fmt::format("undecided: the interval holds the target {}", goal);
+}
+
+inline nlohmann::json to_json(const RatioCi& r, double goal) {
+    return {{"estimate", r.estimate}, {"low", r.low}, {"high", r.high}, {"rounds", r.n}, {"target", goal},
+            {"verdict", ceiling_verdict(r, goal)}};
+}
+
 // What a benchmark's JSON may hold besides positive, finite figures: keys whose
 // value is a signed difference (finite is enough), and lists that may be empty.
 struct FigureRules {
