@@ -28,6 +28,21 @@ TEST(BenchUtil, MeanIntervalOfKnownSample) {
     EXPECT_EQ(mean_ci95({}).n, 0u);
 }
 
+// The same-work goals: a geometric mean of paired ratios, judged on its interval.
+TEST(BenchUtil, RatioIntervalIsGeometricAndJudgedOnItsEnds) {
+    RatioCi r = ratio_ci95({0.2, 0.4});
+    EXPECT_NEAR(r.estimate, std::sqrt(0.08), 1e-12);
+    const double half = 12.706 * (std::log(0.4) - std::log(0.2)) / std::sqrt(2.0) / std::sqrt(2.0);
+    EXPECT_NEAR(r.low, r.estimate * std::exp(-half), 1e-9);
+    EXPECT_NEAR(r.high, r.estimate * std::exp(half), 1e-9);
+    EXPECT_EQ(r.n, 2u);
+    EXPECT_EQ(ratio_ci95({0.3, 0, -1}).n, 1u) << "a round without a figure is left out";
+    EXPECT_EQ(ceiling_verdict(ratio_ci95({0.20, 0.21, 0.22}), 0.25), "met (target <= 0.25)");
+    EXPECT_EQ(ceiling_verdict(ratio_ci95({0.30, 0.31, 0.32}), 0.25), "MISSED (target <= 0.25)");
+    EXPECT_EQ(ceiling_verdict(ratio_ci95({0.20, 0.30}), 0.25), "undecided: the interval holds the target 0.25");
+    EXPECT_EQ(ceiling_verdict(ratio_ci95({0.1}), 0.25), "undecided: 1 round (target <= 0.25)");
+}
+
 TEST(BenchUtil, FigureCheckAllowsSignedKeysOnlyWhereNamed) {
     FigureRules rules{{"throughput_loss_pct"}, {"missed", "summary"}};
     nlohmann::json j = {{"loss", {{{"throughput_loss_pct", {{"estimate", -0.4}, {"low", -1.2}}},
