@@ -156,6 +156,10 @@ SessionOptions at_random_phase(SessionOptions o);
 constexpr double kLossTargetPct = 1.0;       // the goal: at most 1% lost
 constexpr double kOverCountingTargetPts = 0.5;  // the full session over counting-only (issue 43)
 constexpr double kLossHalfWidthPct = 1.0;    // known to +-1% (95% confidence)
+// The same work per hit (issue 43): tracking at most this share of bpftrace's
+// same tracking, and queue_work_on tracking at most this many empty programs.
+constexpr double kSameWorkOverBpftrace = 0.25;
+constexpr double kTrackingOverEmpty = 1.6;
 
 bool add_loss_arms(const std::string& list);
 void use_every_loss_arm();

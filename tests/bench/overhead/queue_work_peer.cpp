@@ -145,7 +145,8 @@ json queue_work_peer(const Options& o, const KernelInfo& k, const Topology& topo
     }
     // The goals of issue 43: a quarter of bpftrace's price, 1.6 times an empty
     // program's; judged by the rounds' paired ratios.
-    for (auto [peer, goal] : {std::pair{"bpftrace-track", 0.25}, std::pair{"empty", 1.6}}) {
+    for (auto [peer, goal] :
+         {std::pair{"bpftrace-track", kSameWorkOverBpftrace}, std::pair{"empty", kTrackingOverEmpty}}) {
         std::vector<double> ratios;
         for (auto& round : round_ns)
             if (round.count("hotline-track") && round.count(peer) && round.at(peer) > 0)

@@ -244,15 +244,14 @@ void workload_ratios(const std::string& scen, const std::vector<std::string>& mo
     if (bpftrace) js["ratio_floor_bpftrace"] = floor_ratios(scen, res);
     if (bpftrace) {
         // The same work per hit (issue 43's goal: hotline at most a quarter of bpftrace's).
-        constexpr double kGoal = 0.25;
         RatioCi r = ratio_ci95(round_ratios(res, "hotline-track", "bpftrace-track", &RunResult::ns_per_hit));
         fmt::print("  {} hotline-track/bpftrace-track: ns per hit, the same tracking on the same tracepoints "
                    "{}: {}\n",
-                   scen, fmt_ratio_ci(r), ceiling_verdict(r, kGoal));
+                   scen, fmt_ratio_ci(r), ceiling_verdict(r, kSameWorkOverBpftrace));
         check(fmt::format("{} per-hit cost of dst tracking, hotline / bpftrace (upper end of the 95% interval)",
                           scen),
-              r.high, kGoal);
-        js["ratio_hotline-track_bpftrace-track"] = {{"ns_per_hit", to_json(r, kGoal)}};
+              r.high, kSameWorkOverBpftrace);
+        js["ratio_hotline-track_bpftrace-track"] = {{"ns_per_hit", to_json(r, kSameWorkOverBpftrace)}};
     }
     for (const char* hm : {"hotline", "hotline-count"}) {
         if (!bpftrace) break;
