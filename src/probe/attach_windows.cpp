@@ -30,10 +30,9 @@ AttachWindows::~AttachWindows() {
     if (thread_.joinable()) thread_.join();
 }
 
-double AttachWindows::watched_seconds() const {
+std::uint64_t AttachWindows::watched_ns() const {
     std::lock_guard<std::mutex> g(mu_);
-    const std::uint64_t open = on_since_ ? monotonic_ns() - on_since_ : 0;
-    return double(watched_ns_ + open) / 1e9;
+    return watched_ns_ + (on_since_ ? monotonic_ns() - on_since_ : 0);
 }
 
 std::vector<std::pair<std::string, std::string>> AttachWindows::failures() const {

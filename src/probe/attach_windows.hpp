@@ -53,7 +53,8 @@ public:
 
     const DutyCycle& duty() const { return duty_; }
     // Time during which the programs were attached, since construction.
-    double watched_seconds() const;
+    double watched_seconds() const { return double(watched_ns()) / 1e9; }
+    std::uint64_t watched_ns() const;
     // Links that failed to attach again after a window off (by name), with the
     // error; they stay detached.
     std::vector<std::pair<std::string, std::string>> failures() const;

@@ -191,13 +191,15 @@ Status DiscoveryImpl::start_reading() {
     auto view = map_view(bpf_object__find_map_by_name(obj_->obj(), "disc_owners"));
     if (!view) return view.error();
     owners_view_ = std::move(*view);
-    stats_ = RunStatsWindow::join([this] {
-        std::uint64_t runs = 0;
-        for (bpf_program* p : programs_)
-            if (auto st = prog_run_stats(bpf_program__fd(p))) runs += st->run_cnt;
-        return runs;
-    });
-    scaler_.emplace(monotonic_ns(), stats_->covered_ns());
+    stats_ = RunStatsWindow::join(
+        [this] {
+            std::uint64_t runs = 0;
+            for (bpf_program* p : programs_)
+                if (auto st = prog_run_stats(bpf_program__fd(p))) runs += st->run_cnt;
+            return runs;
+        },
+        [w = windows_.get()] { return w->watched_ns(); });
+    scaler_.emplace(*stats_);
     return ok_status();
 }
 

@@ -18,33 +18,92 @@ std::mutex g_window_mu;
 std::weak_ptr<RunStatsWindow> g_window;
 }  // namespace
 
-std::unique_ptr<RunStatsWindow::Member> RunStatsWindow::join(std::function<std::uint64_t()> runs) {
+void StatsSchedule::join(int id, std::uint64_t clock_ns) {
+    Period p;
+    p.end = p.seen = clock_ns;
+    roll(p, clock_ns);
+    periods_[id] = p;
+}
+
+// To the period `clock_ns` falls in, with its own random point.
+void StatsSchedule::roll(Period& p, std::uint64_t clock_ns) {
+    const auto period = std::uint64_t(std::chrono::nanoseconds(timing_.period).count());
+    if (clock_ns < p.end) return;
+    const std::uint64_t start = p.end + (clock_ns - p.end) / period * period;
+    p.end = start + period;
+    p.due = start + std::uint64_t(std::chrono::nanoseconds(timing_.offset(rng_)).count());
+    p.timed = false;
+}
+
+std::chrono::nanoseconds StatsSchedule::wait(const Clocks& now) {
+    std::chrono::nanoseconds wait = timing_.check;
+    for (auto& [id, p] : periods_) {
+        auto c = now.find(id);
+        if (c == now.end()) continue;
+        roll(p, c->second);
+        // A due member whose clock stands still is detached: the window waits
+        // for it to attach again, not opening on nothing to time.
+        const bool moved = c->second > p.seen;
+        p.seen = c->second;
+        const std::uint64_t until = p.timed ? p.end : p.due;
+        if (c->second < until) wait = std::min(wait, std::chrono::nanoseconds(until - c->second));
+        else if (!p.timed && moved) return std::chrono::nanoseconds(0);
+    }
+    return wait;
+}
+
+void StatsSchedule::timed(const Clocks& opened, const Clocks& closed) {
+    for (auto& [id, p] : periods_) {
+        auto o = opened.find(id), c = closed.find(id);
+        if (o == opened.end() || c == closed.end() || c->second <= o->second) continue;
+        roll(p, o->second);
+        p.timed = true;
+    }
+}
+
+std::unique_ptr<RunStatsWindow::Member> RunStatsWindow::join(std::function<std::uint64_t()> runs,
+                                                             AttachedClock attached) {
     std::lock_guard<std::mutex> g(g_window_mu);
     auto w = g_window.lock();
     if (!w) {
         w = std::make_shared<RunStatsWindow>();
         g_window = w;
     }
-    std::lock_guard<std::mutex> m(w->members_mu_);
-    int id = w->next_id_++;
-    w->members_.emplace(id, std::move(runs));
-    ++w->members_gen_;
+    const int id = w->add(std::move(runs), std::move(attached));
     return std::unique_ptr<Member>(new Member(w, id));
 }
 
+int RunStatsWindow::add(std::function<std::uint64_t()> runs, AttachedClock attached) {
+    if (!attached) attached = monotonic_ns;
+    std::lock_guard<std::mutex> g(mu_);
+    const int id = next_id_++;
+    Entry& e = members_[id];
+    e.runs = std::move(runs);
+    e.attached = std::move(attached);
+    // Joining an open window: covered from now, never runs without time.
+    e.opened_at = e.attached();
+    schedule_.join(id, e.opened_at);
+    ++members_gen_;
+    cv_.notify_all();  // a new member's period may fall due before the current wait ends
+    return id;
+}
+
+void RunStatsWindow::remove(int id) {
+    std::lock_guard<std::mutex> g(mu_);
+    members_.erase(id);
+    schedule_.leave(id);
+    ++members_gen_;
+}
+
 RunStatsWindow::Member::~Member() {
-    {
-        std::lock_guard<std::mutex> m(window_->members_mu_);
-        window_->members_.erase(id_);
-        ++window_->members_gen_;
-    }
+    window_->remove(id_);
     // The last member's reset joins the thread: under g_window_mu, so a session
     // opened meanwhile starts a new window rather than finding a closing one.
     std::lock_guard<std::mutex> g(g_window_mu);
     window_.reset();
 }
 
-RunStatsWindow::RunStatsWindow() : offsets_(std::random_device{}()) {
+RunStatsWindow::RunStatsWindow() : schedule_(timing_, std::random_device{}()) {
     // ShutdownSignals blocks SIGINT and SIGTERM only once sessions are open.
     thread_ = thread_with_signals_blocked([this] { loop(); });
 }
@@ -58,44 +117,55 @@ RunStatsWindow::~RunStatsWindow() {
     thread_.join();
 }
 
-RunStatsWindow::Seen RunStatsWindow::runs() const {
-    std::lock_guard<std::mutex> m(members_mu_);
-    Seen s{0, members_gen_};
-    for (auto& [id, f] : members_) s.runs += f();
-    return s;
+std::uint64_t RunStatsWindow::runs() const {
+    std::uint64_t sum = 0;
+    for (auto& [id, e] : members_) sum += e.runs();
+    return sum;
 }
 
-std::uint64_t RunStatsWindow::covered_ns() const {
-    std::lock_guard<std::mutex> g(mu_);
-    return covered_ns_ + (open_since_ ? monotonic_ns() - open_since_ : 0);
+StatsSchedule::Clocks RunStatsWindow::clocks() const {
+    StatsSchedule::Clocks c;
+    for (auto& [id, e] : members_) c[id] = e.attached();
+    return c;
 }
 
-RunStatsWindow::Member::Reading RunStatsWindow::read_still(const std::function<void()>& read_counts) const {
+RunStatsWindow::Member::Reading RunStatsWindow::read_still(int id, const std::function<void()>& read_counts) const {
     std::lock_guard<std::mutex> g(mu_);
     read_counts();
-    const std::uint64_t now = monotonic_ns();
-    return {covered_ns_ + (open_since_ ? now - open_since_ : 0), now};
+    auto it = members_.find(id);
+    if (it == members_.end()) return {0, 0};
+    const Entry& e = it->second;
+    const std::uint64_t now = e.attached();
+    return {e.covered_ns + (open_ ? now - std::min(now, e.opened_at) : 0), now};
 }
 
 // true when told to stop.
-bool RunStatsWindow::wait(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds d) {
+bool RunStatsWindow::wait(std::unique_lock<std::mutex>& lk, std::chrono::nanoseconds d) {
     return cv_.wait_for(lk, d, [this] { return stop_; });
 }
 
-// Off for `off`, in slices: a slice whose runs were counted anyway was timed by
-// someone else's statistics.  true when told to stop.
-bool RunStatsWindow::watch_off(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds off) {
+// Off until the schedule says a member is due.  true when told to stop.
+bool RunStatsWindow::watch_until_due(std::unique_lock<std::mutex>& lk) {
+    for (auto d = schedule_.wait(clocks()); d.count() > 0; d = schedule_.wait(clocks()))
+        if (watch_slice(lk, d)) return true;
+    return false;
+}
+
+// Off for `d`: a slice whose runs were counted anyway was timed by someone
+// else's statistics, and covers each member's attached time in it.  true when
+// told to stop.
+bool RunStatsWindow::watch_slice(std::unique_lock<std::mutex>& lk, std::chrono::nanoseconds d) {
     // A run that began before the descriptor closed is still counted after it:
     // at most one per CPU.
     const std::uint64_t in_flight = std::uint64_t(std::max(libbpf_num_possible_cpus(), 1));
-    Seen seen = runs();
-    for (auto left = off; left.count() > 0; left -= timing_.check) {
-        const std::uint64_t from = monotonic_ns();
-        if (wait(lk, std::min(left, timing_.check))) return true;
-        const Seen now_seen = runs();
-        // A session that joined or left moved the sum: no judgement then.
-        if (now_seen.gen == seen.gen && now_seen.runs > seen.runs + in_flight) covered_ns_ += monotonic_ns() - from;
-        seen = now_seen;
+    const std::uint64_t gen = members_gen_, seen = runs();
+    const auto from = clocks();
+    if (wait(lk, d)) return true;
+    // A session that joined or left moved the sum: no judgement then.
+    if (members_gen_ != gen || runs() <= seen + in_flight) return false;
+    for (auto& [id, e] : members_) {
+        const std::uint64_t now = e.attached();
+        if (auto f = from.find(id); f != from.end()) e.covered_ns += now - std::min(now, f->second);
     }
     return false;
 }
@@ -104,29 +174,37 @@ bool RunStatsWindow::watch_off(std::unique_lock<std::mutex>& lk, std::chrono::mi
 // runs from before the descriptor was opened to after it is closed: a thread
 // preempted at either end counts time without runs, never runs without time.
 // true when told to stop.
-bool RunStatsWindow::hold_stats(std::unique_lock<std::mutex>& lk, int fd, std::uint64_t opened_ns) {
-    open_since_ = opened_ns;
-    bool stopping = wait(lk, timing_.on);
+bool RunStatsWindow::hold_stats(std::unique_lock<std::mutex>& lk, int fd) {
+    const bool stopping = wait(lk, timing_.on);
     close(fd);
-    covered_ns_ += monotonic_ns() - open_since_;
-    open_since_ = 0;
+    const auto closed = clocks();
+    StatsSchedule::Clocks opened;
+    for (auto& [id, e] : members_) {
+        opened[id] = e.opened_at;
+        e.covered_ns += closed.at(id) - std::min(closed.at(id), e.opened_at);
+    }
+    open_ = false;
+    schedule_.timed(opened, closed);
     return stopping;
 }
 
 void RunStatsWindow::loop() {
     std::unique_lock<std::mutex> lk(mu_);
     while (!stop_) {
-        const auto before = timing_.offset(offsets_);
-        if (watch_off(lk, before)) return;
-        const std::uint64_t opening = monotonic_ns();
+        if (watch_until_due(lk)) return;
+        for (auto& [id, e] : members_) e.opened_at = e.attached();
         int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
         if (fd < 0) {
             // Without CAP_SYS_ADMIN only kernel.bpf_stats_enabled can time runs:
-            // watch for it the whole period.
-            if (watch_off(lk, timing_.period - before)) return;
+            // watch for it a whole period, and count the period as the members'.
+            const auto opened = clocks();
+            for (auto left = std::chrono::nanoseconds(timing_.period); left.count() > 0; left -= timing_.check)
+                if (watch_slice(lk, std::min(left, std::chrono::nanoseconds(timing_.check)))) return;
+            schedule_.timed(opened, clocks());
             continue;
         }
-        if (hold_stats(lk, fd, opening) || watch_off(lk, timing_.period - timing_.on - before)) return;
+        open_ = true;
+        if (hold_stats(lk, fd)) return;
     }
 }
 

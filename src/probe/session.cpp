@@ -210,9 +210,9 @@ public:
     SessionImpl(const SessionOptions& opts, const Topology& topo)
         : opts_(opts), topo_(topo), reader_(topo_, opts.handoff_sample) {}
     ~SessionImpl() override {
-        windows_.reset();  // its thread attaches and detaches the links
+        stats_window_.reset();  // its thread reads the programs' run counts and windows_' attached time
+        windows_.reset();       // its thread attaches and detaches the links
         track_windows_.reset();
-        stats_window_.reset();  // its thread reads the programs' run counts
         workq_.reset();
         workq_loaded_.reset();
         sampling_.reset();
@@ -398,20 +398,23 @@ std::vector<ProgCost> SessionImpl::read_cost() const {
 
 // Run statistics of our own programs (the cost report), from here on: the
 // programs are all attached, so the window's check for someone else's
-// statistics sees every one of them.
+// statistics sees every one of them.  After start_windows: the window times
+// runs by the programs' attached time.
 void SessionImpl::start_run_stats() {
     if (opts_.time_every_run) {
         stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
         return;
     }
-    stats_window_ = RunStatsWindow::join([this] {
+    auto runs = [this] {
         std::uint64_t runs = 0;
         for_each_program([&](const LoadedObject& o, const std::string&, const std::string& prog) {
             if (auto st = prog_run_stats(o.obj(), prog.c_str())) runs += st->run_cnt;
         });
         return runs;
-    });
-    cost_scaler_.emplace(monotonic_ns(), stats_window_->covered_ns());
+    };
+    stats_window_ = windows_ ? RunStatsWindow::join(runs, [w = windows_.get()] { return w->watched_ns(); })
+                             : RunStatsWindow::join(runs);
+    cost_scaler_.emplace(*stats_window_);
 }
 
 // Every value of an array map zeroed (per-CPU ones on every CPU); false when a
@@ -548,8 +551,8 @@ Result<std::unique_ptr<Session>> Session::open(const SessionOptions& opts, const
     impl->describe_layouts(*targets, *btf);
     impl->attach_workq(*targets);
     impl->finish(*targets, *btf, ksyms);
-    impl->start_run_stats();
     impl->start_windows();
+    impl->start_run_stats();
     impl->start_track_windows();
     return std::unique_ptr<Session>(std::move(impl));
 }

@@ -39,32 +39,68 @@ struct RunStatsTiming {
     }
 };
 
-// Holds BPF_ENABLE_STATS for `on` of every `period` on a thread of its own,
-// one window per process: the sessions of a process (serve's, one per
-// mechanism) join it, and it closes with the last of them.
+// A member's attached time: the nanoseconds its programs have been attached
+// for, up to now (AttachWindows::watched_ns).  Unset: attached throughout, the
+// monotonic clock.
+using AttachedClock = std::function<std::uint64_t()>;
+
+// When the window opens.  Each member is timed at a random point of every
+// `period` of its own attached time: a member attached for part of each period
+// (a duty cycle) would otherwise be timed only where its windows and the timing
+// window happened to meet, and a session of a period or two perhaps never.  A
+// window opened for one member times every member attached then, and a member
+// timed in its current period is not due again until its next.
+class StatsSchedule {
+public:
+    using Clocks = std::map<int, std::uint64_t>;  // attached time by member
+    StatsSchedule(RunStatsTiming timing, std::uint32_t seed) : timing_(timing), rng_(seed) {}
+    void join(int id, std::uint64_t clock_ns);
+    void leave(int id) { periods_.erase(id); }
+    // Zero when the window is to open now; else how long to wait before asking
+    // again (an attached clock runs no faster than real time), at most `check`.
+    std::chrono::nanoseconds wait(const Clocks& now);
+    // A window was open from `opened` to `closed`: a member whose attached
+    // time moved meanwhile was timed in the period it opened in.
+    void timed(const Clocks& opened, const Clocks& closed);
+
+private:
+    struct Period {
+        std::uint64_t end = 0, due = 0;
+        std::uint64_t seen = 0;  // the clock at the last wait()
+        bool timed = false;
+    };
+    void roll(Period& p, std::uint64_t clock_ns);
+    const RunStatsTiming timing_;
+    std::minstd_rand rng_;
+    std::map<int, Period> periods_;
+};
+
+// Holds BPF_ENABLE_STATS for `on` of every `period` (StatsSchedule) on a thread
+// of its own, one window per process: the sessions of a process (serve's, one
+// per mechanism; a recording's targets and its discovery) join it, and it
+// closes with the last of them.
 class RunStatsWindow {
 public:
     // A session's part in the window.  `runs` sums the kernel's run counts of
     // its programs: runs counted while the window is off mean something else
     // (another tool's descriptor, kernel.bpf_stats_enabled) keeps the
     // statistics on, and each `check` of off time in which that is seen counts
-    // as covered.
+    // as covered.  Covered time is the member's attached time.
     class Member {
     public:
         ~Member();
         Member(const Member&) = delete;
         Member& operator=(const Member&) = delete;
-        // Nanoseconds since the window opened during which runs were timed, up to now.
-        std::uint64_t covered_ns() const { return window_->covered_ns(); }
         // Runs `read_counts` with the window held still (it neither opens nor
-        // closes meanwhile) and returns the covered time at the end of the read
-        // and that moment: the runs read and the time covered describe one span
+        // closes meanwhile) and returns, at the end of the read, the member's
+        // attached time during which runs were timed since it joined, and its
+        // attached time: the runs read and the time covered describe one span
         // however late the window's thread or the reader is scheduled.
         struct Reading {
             std::uint64_t covered_ns, now_ns;
         };
         Reading read_still(const std::function<void()>& read_counts) const {
-            return window_->read_still(read_counts);
+            return window_->read_still(id_, read_counts);
         }
 
     private:
@@ -74,7 +110,7 @@ public:
         int id_;
     };
 
-    static std::unique_ptr<Member> join(std::function<std::uint64_t()> runs);
+    static std::unique_ptr<Member> join(std::function<std::uint64_t()> runs, AttachedClock attached = {});
 
     RunStatsWindow();
     ~RunStatsWindow();
@@ -82,29 +118,32 @@ public:
     RunStatsWindow& operator=(const RunStatsWindow&) = delete;
 
 private:
-    void loop();
-    bool wait(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds d);
-    bool watch_off(std::unique_lock<std::mutex>& lk, std::chrono::milliseconds off);
-    bool hold_stats(std::unique_lock<std::mutex>& lk, int fd, std::uint64_t opened_ns);
-    struct Seen {
-        std::uint64_t runs;
-        std::uint64_t gen;  // members_gen_ when summed
+    struct Entry {
+        std::function<std::uint64_t()> runs;
+        AttachedClock attached;
+        std::uint64_t covered_ns = 0;  // closed windows and covered off slices
+        std::uint64_t opened_at = 0;   // attached time when the open window opened
     };
-    Seen runs() const;
-    std::uint64_t covered_ns() const;
-    Member::Reading read_still(const std::function<void()>& read_counts) const;
+    int add(std::function<std::uint64_t()> runs, AttachedClock attached);
+    void remove(int id);
+    void loop();
+    bool wait(std::unique_lock<std::mutex>& lk, std::chrono::nanoseconds d);
+    bool watch_until_due(std::unique_lock<std::mutex>& lk);
+    bool watch_slice(std::unique_lock<std::mutex>& lk, std::chrono::nanoseconds d);
+    bool hold_stats(std::unique_lock<std::mutex>& lk, int fd);
+    StatsSchedule::Clocks clocks() const;
+    std::uint64_t runs() const;
+    Member::Reading read_still(int id, const std::function<void()>& read_counts) const;
 
     const RunStatsTiming timing_{};
-    mutable std::mutex members_mu_;
-    std::map<int, std::function<std::uint64_t()>> members_;
+    mutable std::mutex mu_;  // everything below
+    std::condition_variable cv_;
+    std::map<int, Entry> members_;
     int next_id_ = 0;
     std::uint64_t members_gen_ = 0;  // bumped on every join and leave
-    mutable std::mutex mu_;
-    std::condition_variable cv_;
+    bool open_ = false;
     bool stop_ = false;
-    std::uint64_t covered_ns_ = 0;  // closed windows
-    std::uint64_t open_since_ = 0;  // nonzero while a window is open
-    std::minstd_rand offsets_;
+    StatsSchedule schedule_;
     std::thread thread_;
 };
 
@@ -114,8 +153,14 @@ private:
 // changes nothing; its stretch joins the next one.
 class RunCostScaler {
 public:
-    // From now on (`now_ns`), with the window's covered time at that moment.
+    // From now on (`now_ns`), with the window's covered time at that moment;
+    // both in the member's attached time.
     RunCostScaler(std::uint64_t now_ns, std::uint64_t covered_ns) : last_ns_(now_ns), last_covered_ns_(covered_ns) {}
+    explicit RunCostScaler(const RunStatsWindow::Member& window)
+        : RunCostScaler([&] {
+              const auto at = window.read_still([] {});
+              return RunCostScaler(at.now_ns, at.covered_ns);
+          }()) {}
     // `cost`: the kernel's cumulative counts; replaced by the estimates, each
     // with the kernel's count in timed_runs.
     void scale(std::vector<ProgCost>& cost, std::uint64_t covered_ns, std::uint64_t now_ns);
