@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -89,6 +90,20 @@ struct RatioCi {
     double estimate = 0, low = 0, high = 0;
     std::size_t n = 0;
 };
+
+// A figure by round and by mode; a run that failed leaves its cell empty.
+using RoundFigures = std::vector<std::map<std::string, double>>;
+
+// A over B in every round that has both (B above zero): a failed run drops its
+// round, never pairs one round's A with another's B.
+inline std::vector<double> paired_ratios(const RoundFigures& rounds, const std::string& a, const std::string& b) {
+    std::vector<double> out;
+    for (const auto& round : rounds) {
+        auto x = round.find(a), y = round.find(b);
+        if (x != round.end() && y != round.end() && y->second > 0) out.push_back(x->second / y->second);
+    }
+    return out;
+}
 
 inline RatioCi ratio_ci95(const std::vector<double>& ratios) {
     std::vector<double> logs;

@@ -68,3 +68,14 @@ TEST(BenchUtil, FinishFailsOnAMissingSectionOrAFailedPart) {
     EXPECT_EQ(finish("t", out, "", {"loss", "trigger"}, {}, rules), 1);
     EXPECT_EQ(finish("t", out, "", {"loss"}, {"perf counted no hits"}, rules), 1);
 }
+
+// A round whose run of one arm failed drops out; the rounds after it still
+// pair with their own.
+TEST(BenchUtil, PairedRatiosPairEachRoundWithItself) {
+    RoundFigures rounds{{{"hotline-track", 100}, {"bpftrace-track", 400}},
+                        {{"bpftrace-track", 800}},  // hotline's run failed
+                        {{"hotline-track", 300}, {"bpftrace-track", 600}},
+                        {{"hotline-track", 50}, {"bpftrace-track", 0}}};
+    EXPECT_EQ(paired_ratios(rounds, "hotline-track", "bpftrace-track"), (std::vector<double>{0.25, 0.5}));
+    EXPECT_TRUE(paired_ratios(rounds, "hotline-track", "empty").empty());
+}

@@ -73,6 +73,7 @@ struct RunResult {
     double ns_per_hit = 0;    // their mean run time
     double ns_per_hit_peer = 0;  // floor only: over bpftrace's three tracepoints alone
     std::map<std::string, ProgStat> programs;  // a session's programs over the run, by name
+    int round = -1;  // of the bench's rounds: paired ratios pair runs of one round
 };
 
 Result<RunResult> run_scenario_once(const std::string& name, double secs);

@@ -112,7 +112,7 @@ json queue_work_peer(const Options& o, const KernelInfo& k, const Topology& topo
         for (int c : topo.cpus)
             if (c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) cpus.push_back(c);
     std::map<std::string, std::vector<PeerRun>> res;
-    std::vector<std::map<std::string, double>> round_ns(std::size_t(std::max(o.pairs, 0)));
+    RoundFigures round_ns(std::size_t(std::max(o.pairs, 0)));
     for (int r = 0; r < o.pairs; ++r)
         for (std::size_t m = 0; m < kModes.size(); ++m) {
             const std::string& mode = kModes[(m + std::size_t(r)) % kModes.size()];
@@ -147,11 +147,7 @@ json queue_work_peer(const Options& o, const KernelInfo& k, const Topology& topo
     // program's; judged by the rounds' paired ratios.
     for (auto [peer, goal] :
          {std::pair{"bpftrace-track", kSameWorkOverBpftrace}, std::pair{"empty", kTrackingOverEmpty}}) {
-        std::vector<double> ratios;
-        for (auto& round : round_ns)
-            if (round.count("hotline-track") && round.count(peer) && round.at(peer) > 0)
-                ratios.push_back(round.at("hotline-track") / round.at(peer));
-        RatioCi r = ratio_ci95(ratios);
+        RatioCi r = ratio_ci95(paired_ratios(round_ns, "hotline-track", peer));
         fmt::print("  hotline-track/{}: ns per hit {}: {}\n", peer, fmt_ratio_ci(r), ceiling_verdict(r, goal));
         check(fmt::format("per-hit cost of queue_work_on tracking, hotline / {} (upper end of the 95% interval)",
                           peer),

@@ -185,19 +185,17 @@ Spread column(const ModeRuns& res, const std::string& mode, double RunResult::*f
     return spread(v);
 }
 
-// A over B round by round (round i against round i).
+// A over B round by round (paired_ratios).
 std::vector<double> round_ratios(const ModeRuns& res, const std::string& a, const std::string& b,
                                  double RunResult::*f) {
-    static const std::vector<RunResult> none;
-    auto runs = [&](const std::string& m) -> const std::vector<RunResult>& {
-        auto it = res.find(m);
-        return it == res.end() ? none : it->second;
-    };
-    const auto &ra = runs(a), &rb = runs(b);
-    std::vector<double> v;
-    for (std::size_t i = 0; i < std::min(ra.size(), rb.size()); ++i)
-        if (rb[i].*f > 0) v.push_back(ra[i].*f / (rb[i].*f));
-    return v;
+    RoundFigures rounds;
+    for (const auto& [mode, runs] : res)
+        for (const RunResult& x : runs) {
+            if (x.round < 0) continue;
+            if (rounds.size() <= std::size_t(x.round)) rounds.resize(std::size_t(x.round) + 1);
+            rounds[std::size_t(x.round)][mode] = x.*f;
+        }
+    return paired_ratios(rounds, a, b);
 }
 
 // Ratio of the medians of A and B, and its spread over the rounds.
@@ -280,6 +278,7 @@ json workload_scenario(const char* scen, const std::vector<std::string>& modes, 
                 failed(fmt::format("workload {} {}: {}", scen, mode, rr.error().message()));
                 continue;
             }
+            rr->round = r;
             res[mode].push_back(*rr);
         }
     }
