@@ -84,7 +84,6 @@ int RunStatsWindow::add(std::function<std::uint64_t()> runs, AttachedClock attac
     e.opened_at = e.attached();
     schedule_.join(id, e.opened_at);
     ++members_gen_;
-    cv_.notify_all();  // a new member's period may fall due before the current wait ends
     return id;
 }
 

@@ -124,8 +124,9 @@ struct Window {
 };
 
 // RunStatsWindow's loop in simulated time: ask the schedule, wait what it
-// says, and hold a window of `on` whenever a member is due; members join at
-// their `joined` time.  The windows held until `end`.
+// says, and hold a window of `on` whenever a member is due.  A member joins the
+// schedule at its `joined` time, while the loop waits; the loop sees it when
+// its wait ends.  The windows held until `end`.
 std::vector<Window> simulate(const std::vector<Attached>& members, std::uint64_t end, std::uint32_t seed) {
     const RunStatsTiming timing;
     const auto on = std::uint64_t(std::chrono::nanoseconds(timing.on).count());
@@ -142,14 +143,11 @@ std::vector<Window> simulate(const std::vector<Attached>& members, std::uint64_t
         for (std::size_t i = 0; i < members.size(); ++i)
             if (!in[i] && members[i].joined <= t) {
                 in[i] = true;
-                sched.join(int(i), members[i].at(t));
+                sched.join(int(i), members[i].at(members[i].joined));
             }
         const auto wait = std::uint64_t(sched.wait(clocks(t)).count());
         if (wait) {
-            std::uint64_t next_join = end;
-            for (std::size_t i = 0; i < members.size(); ++i)
-                if (!in[i]) next_join = std::min(next_join, members[i].joined);
-            t = std::min(t + wait, next_join);  // a join wakes the loop
+            t += wait;
             continue;
         }
         const auto opened = clocks(t);
