@@ -412,8 +412,9 @@ void SessionImpl::start_run_stats() {
         });
         return runs;
     };
-    stats_window_ = windows_ ? RunStatsWindow::join(runs, [w = windows_.get()] { return w->watched_ns(); })
-                             : RunStatsWindow::join(runs);
+    AttachedClock attached;  // unset: attached throughout
+    if (windows_) attached = [w = windows_.get()] { return w->watched_ns(); };
+    stats_window_ = RunStatsWindow::join(runs, attached);
     cost_scaler_.emplace(*stats_window_);
 }
 

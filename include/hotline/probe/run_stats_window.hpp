@@ -156,11 +156,8 @@ public:
     // From now on (`now_ns`), with the window's covered time at that moment;
     // both in the member's attached time.
     RunCostScaler(std::uint64_t now_ns, std::uint64_t covered_ns) : last_ns_(now_ns), last_covered_ns_(covered_ns) {}
-    explicit RunCostScaler(const RunStatsWindow::Member& window)
-        : RunCostScaler([&] {
-              const auto at = window.read_still([] {});
-              return RunCostScaler(at.now_ns, at.covered_ns);
-          }()) {}
+    explicit RunCostScaler(RunStatsWindow::Member::Reading at) : RunCostScaler(at.now_ns, at.covered_ns) {}
+    explicit RunCostScaler(const RunStatsWindow::Member& window) : RunCostScaler(window.read_still([] {})) {}
     // `cost`: the kernel's cumulative counts; replaced by the estimates, each
     // with the kernel's count in timed_runs.
     void scale(std::vector<ProgCost>& cost, std::uint64_t covered_ns, std::uint64_t now_ns);
