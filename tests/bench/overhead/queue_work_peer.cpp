@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// queue_work_on's handoff tracking per hit against bpftrace doing the same work
-// and an empty program, on workqueue_queue_work, under a pty writer whose work
-// item moves from CPU to CPU (PtyWorkload): rounds of the three, order rotated.
+// queue_work_on's handoff tracking per hit against bpftrace doing the same work,
+// an empty program and the floor of tracking (bpf/track_floor.bpf.c), on
+// workqueue_queue_work, under a pty writer whose work item moves from CPU to CPU
+// (PtyWorkload): rounds of all of them, order rotated.
 #include <sched.h>
 
 #include "overhead.hpp"
 #include "peers.hpp"
+#include "track_floor.skel.h"
 
 namespace overhead {
 
@@ -22,10 +24,13 @@ const char* kQueueWorkTrackScript =
     "1; }"
     "}";
 
-const std::vector<std::string> kModes = {"hotline-track", "bpftrace-track", "empty"};
+// floor-count and floor-track: hl_tf_count and hl_tf_track, the least a counter
+// and a tracker of the same work cost.
+const std::vector<std::string> kModes = {"hotline-track", "bpftrace-track", "empty", "floor-count", "floor-track"};
 
 struct PeerRun {
     double hits_per_s = 0, ns_per_hit = 0;
+    std::uint64_t runs = 0;
 };
 
 // Runs the pty writer for SECS around READ, which returns the observer's
@@ -48,7 +53,7 @@ Result<PeerRun> under_pty(
     if (!b) return b.error();
     std::uint64_t runs = b->first - a->first, ns = b->second - a->second;
     if (!runs) return make_error("no run of the observer's program on workqueue_queue_work", EIO);
-    return PeerRun{double(runs) / el, double(ns) / double(runs)};
+    return PeerRun{double(runs) / el, double(ns) / double(runs), runs};
 }
 
 Result<PeerRun> run_hotline_track(double secs, const std::vector<int>& cpus, const KernelInfo& k,
@@ -85,21 +90,69 @@ Result<PeerRun> run_bpftrace_track(double secs, const std::vector<int>& cpus) {
     });
 }
 
+// One program of a loaded object, attached for the run.
+Result<PeerRun> run_program(double secs, const std::vector<int>& cpus, bpf_program* prog, const std::string& what) {
+    bpf_link* link = bpf_program__attach(prog);
+    if (!link) return make_error("queue_work peer: attach " + what, errno);
+    int fd = bpf_program__fd(prog);
+    auto r = under_pty(secs, cpus, [fd, &what]() -> Result<std::pair<std::uint64_t, std::uint64_t>> {
+        auto st = prog_run_stats(fd);
+        if (!st) return make_error("queue_work peer: the run statistics of " + what, EIO);
+        return std::make_pair(st->run_cnt, st->run_time_ns);
+    });
+    bpf_link__destroy(link);
+    return r;
+}
+
 Result<PeerRun> run_empty(double secs, const std::vector<int>& cpus) {
     LibbpfCapture cap;
     SkelGuard<hl_floor_bpf> s(hl_floor_bpf::open());
     if (!s || hl_floor_bpf::load(s.get()))
         return make_error("queue_work peer: load the empty program", errno);
-    bpf_link* link = bpf_program__attach(s->progs.hl_fl_queue_work);
-    if (!link) return make_error("queue_work peer: attach the empty program", errno);
-    int fd = bpf_program__fd(s->progs.hl_fl_queue_work);
-    auto r = under_pty(secs, cpus, [fd]() -> Result<std::pair<std::uint64_t, std::uint64_t>> {
-        auto st = prog_run_stats(fd);
-        if (!st) return make_error("queue_work peer: the empty program's run statistics", EIO);
-        return std::make_pair(st->run_cnt, st->run_time_ns);
-    });
-    bpf_link__destroy(link);
+    return run_program(secs, cpus, s->progs.hl_fl_queue_work, "the empty program");
+}
+
+// The floor programs' counts summed over the CPUs: what shows they did the work
+// they stand for (a count per run; owner changes, as the writer moves).
+Result<std::pair<std::uint64_t, std::uint64_t>> floor_counts(const hl_track_floor_bpf& s, int ncpus) {
+    std::uint64_t hits = 0, handoffs = 0;
+    int fd = bpf_map__fd(s.maps.tf_cpus);
+    for (std::uint32_t cpu = 0; cpu < std::uint32_t(ncpus); ++cpu) {
+        std::uint64_t v[8] = {};
+        if (bpf_map_lookup_elem(fd, &cpu, v)) return make_error("queue_work peer: read the floor's counts", errno);
+        hits += v[0];
+        handoffs += v[1];
+    }
+    return std::make_pair(hits, handoffs);
+}
+
+Result<PeerRun> run_floor(double secs, const std::vector<int>& cpus, bool track) {
+    LibbpfCapture cap;
+    SkelGuard<hl_track_floor_bpf> s(hl_track_floor_bpf::open());
+    int ncpus = libbpf_num_possible_cpus();
+    if (!s || ncpus <= 0 || bpf_map__set_max_entries(s->maps.tf_cpus, std::uint32_t(ncpus)) ||
+        hl_track_floor_bpf::load(s.get()))
+        return make_error("queue_work peer: load the floor programs (bench/bpf/track_floor.bpf.c)", errno);
+    auto r = track ? run_program(secs, cpus, s->progs.hl_tf_track, "the floor tracker")
+                   : run_program(secs, cpus, s->progs.hl_tf_count, "the floor counter");
+    if (!r) return r;
+    auto counts = floor_counts(*s.get(), ncpus);
+    if (!counts) return counts.error();
+    if (counts->first < r->runs)
+        return make_error(fmt::format("queue_work peer: the floor counted {} hits in {} runs", counts->first, r->runs),
+                          EIO);
+    if (track && !counts->second)
+        return make_error("queue_work peer: the floor tracker saw no owner change while the writer moved", EIO);
     return r;
+}
+
+Result<PeerRun> run_mode(const std::string& mode, double secs, const std::vector<int>& cpus, const KernelInfo& k,
+                         const Topology& topo) {
+    if (mode == "hotline-track") return run_hotline_track(secs, cpus, k, topo);
+    if (mode == "bpftrace-track") return run_bpftrace_track(secs, cpus);
+    if (mode == "floor-count") return run_floor(secs, cpus, false);
+    if (mode == "floor-track") return run_floor(secs, cpus, true);
+    return run_empty(secs, cpus);
 }
 
 }  // namespace
@@ -116,9 +169,7 @@ json queue_work_peer(const Options& o, const KernelInfo& k, const Topology& topo
     for (int r = 0; r < o.pairs; ++r)
         for (std::size_t m = 0; m < kModes.size(); ++m) {
             const std::string& mode = kModes[(m + std::size_t(r)) % kModes.size()];
-            Result<PeerRun> pr = mode == "hotline-track" ? run_hotline_track(o.secs, cpus, k, topo)
-                                 : mode == "bpftrace-track" ? run_bpftrace_track(o.secs, cpus)
-                                                            : run_empty(o.secs, cpus);
+            Result<PeerRun> pr = run_mode(mode, o.secs, cpus, k, topo);
             if (!pr) {
                 failed(fmt::format("queue_work peer {}: {}", mode, pr.error().message()));
                 continue;
@@ -153,7 +204,15 @@ json queue_work_peer(const Options& o, const KernelInfo& k, const Topology& topo
                           peer),
               r.high, goal);
         js[std::string("ratio_hotline-track_") + peer] = {{"ns_per_hit", to_json(r, goal)}};
+        // The floor against the same goal, reported, not judged: where it misses,
+        // no layout of the tracker meets the goal on this machine.
+        RatioCi f = ratio_ci95(paired_ratios(round_ns, "floor-track", peer));
+        fmt::print("  floor-track/{}:   ns per hit {}: {}\n", peer, fmt_ratio_ci(f), ceiling_verdict(f, goal));
+        js[std::string("ratio_floor-track_") + peer] = {{"ns_per_hit", to_json(f, goal)}};
     }
+    RatioCi over = ratio_ci95(paired_ratios(round_ns, "hotline-track", "floor-track"));
+    fmt::print("  hotline-track/floor-track: ns per hit {}\n", fmt_ratio_ci(over));
+    js["ratio_hotline-track_floor-track"] = {{"ns_per_hit", to_json(over, 1.0)}};
     return js;
 }
 
