@@ -19,11 +19,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -198,6 +201,19 @@ json cost_section(const Options& o, const KernelInfo& k, const Topology& topo);
 
 // serve's default session against full tracking in the same runs: handoffs per operation.
 json serve_fidelity_section(const Options& o, const KernelInfo& k, const Topology& topo);
+
+// --- track_floor.cpp -----------------------------------------------------------------------
+
+// Runs and run time so far, summed over the programs a run observes.
+using RunReader = std::function<Result<std::pair<std::uint64_t, std::uint64_t>>()>;
+struct TrackFloorCounts {
+    std::uint64_t hits = 0, handoffs = 0;
+};
+// The named programs of bpf/track_floor.bpf.c attached while RUN runs (it reads
+// their runs with its argument and returns how many it measured); the floor's
+// counts after, an error if they fall short of the runs.
+Result<TrackFloorCounts> with_track_floor(const std::vector<std::string>& programs,
+                                          const std::function<Result<std::uint64_t>(const RunReader&)>& run);
 
 // --- queue_work_peer.cpp -------------------------------------------------------------------
 

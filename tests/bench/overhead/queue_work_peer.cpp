@@ -7,7 +7,6 @@
 
 #include "overhead.hpp"
 #include "peers.hpp"
-#include "track_floor.skel.h"
 
 namespace overhead {
 
@@ -90,60 +89,36 @@ Result<PeerRun> run_bpftrace_track(double secs, const std::vector<int>& cpus) {
     });
 }
 
-// One program of a loaded object, attached for the run.
-Result<PeerRun> run_program(double secs, const std::vector<int>& cpus, bpf_program* prog, const std::string& what) {
-    bpf_link* link = bpf_program__attach(prog);
-    if (!link) return make_error("queue_work peer: attach " + what, errno);
-    int fd = bpf_program__fd(prog);
-    auto r = under_pty(secs, cpus, [fd, &what]() -> Result<std::pair<std::uint64_t, std::uint64_t>> {
+Result<PeerRun> run_empty(double secs, const std::vector<int>& cpus) {
+    LibbpfCapture cap;
+    SkelGuard<hl_floor_bpf> s(hl_floor_bpf::open());
+    if (!s || hl_floor_bpf::load(s.get()))
+        return make_error("queue_work peer: load the empty program", errno);
+    bpf_link* link = bpf_program__attach(s->progs.hl_fl_queue_work);
+    if (!link) return make_error("queue_work peer: attach the empty program", errno);
+    int fd = bpf_program__fd(s->progs.hl_fl_queue_work);
+    auto r = under_pty(secs, cpus, [fd]() -> Result<std::pair<std::uint64_t, std::uint64_t>> {
         auto st = prog_run_stats(fd);
-        if (!st) return make_error("queue_work peer: the run statistics of " + what, EIO);
+        if (!st) return make_error("queue_work peer: the empty program's run statistics", EIO);
         return std::make_pair(st->run_cnt, st->run_time_ns);
     });
     bpf_link__destroy(link);
     return r;
 }
 
-Result<PeerRun> run_empty(double secs, const std::vector<int>& cpus) {
-    LibbpfCapture cap;
-    SkelGuard<hl_floor_bpf> s(hl_floor_bpf::open());
-    if (!s || hl_floor_bpf::load(s.get()))
-        return make_error("queue_work peer: load the empty program", errno);
-    return run_program(secs, cpus, s->progs.hl_fl_queue_work, "the empty program");
-}
-
-// The floor programs' counts summed over the CPUs: what shows they did the work
-// they stand for (a count per run; owner changes, as the writer moves).
-Result<std::pair<std::uint64_t, std::uint64_t>> floor_counts(const hl_track_floor_bpf& s, int ncpus) {
-    std::uint64_t hits = 0, handoffs = 0;
-    int fd = bpf_map__fd(s.maps.tf_cpus);
-    for (std::uint32_t cpu = 0; cpu < std::uint32_t(ncpus); ++cpu) {
-        std::uint64_t v[8] = {};
-        if (bpf_map_lookup_elem(fd, &cpu, v)) return make_error("queue_work peer: read the floor's counts", errno);
-        hits += v[0];
-        handoffs += v[1];
-    }
-    return std::make_pair(hits, handoffs);
-}
-
 Result<PeerRun> run_floor(double secs, const std::vector<int>& cpus, bool track) {
-    LibbpfCapture cap;
-    SkelGuard<hl_track_floor_bpf> s(hl_track_floor_bpf::open());
-    int ncpus = libbpf_num_possible_cpus();
-    if (!s || ncpus <= 0 || bpf_map__set_max_entries(s->maps.tf_cpus, std::uint32_t(ncpus)) ||
-        hl_track_floor_bpf::load(s.get()))
-        return make_error("queue_work peer: load the floor programs (bench/bpf/track_floor.bpf.c)", errno);
-    auto r = track ? run_program(secs, cpus, s->progs.hl_tf_track, "the floor tracker")
-                   : run_program(secs, cpus, s->progs.hl_tf_count, "the floor counter");
-    if (!r) return r;
-    auto counts = floor_counts(*s.get(), ncpus);
-    if (!counts) return counts.error();
-    if (counts->first < r->runs)
-        return make_error(fmt::format("queue_work peer: the floor counted {} hits in {} runs", counts->first, r->runs),
-                          EIO);
-    if (track && !counts->second)
+    PeerRun pr;
+    auto counts = with_track_floor({track ? "hl_tf_track" : "hl_tf_count"},
+                                   [&](const RunReader& read) -> Result<std::uint64_t> {
+                                       auto r = under_pty(secs, cpus, read);
+                                       if (!r) return r.error();
+                                       pr = *r;
+                                       return pr.runs;
+                                   });
+    if (!counts) return make_error("queue_work peer: " + counts.error().message(), EIO);
+    if (track && cpus.size() > 1 && !counts->handoffs)
         return make_error("queue_work peer: the floor tracker saw no owner change while the writer moved", EIO);
-    return r;
+    return pr;
 }
 
 Result<PeerRun> run_mode(const std::string& mode, double secs, const std::vector<int>& cpus, const KernelInfo& k,
