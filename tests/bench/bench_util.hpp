@@ -127,6 +127,11 @@ inline std::string ceiling_verdict(const RatioCi& r, double goal) {
     return fmt::format("undecided: the interval holds the target {}", goal);
 }
 
+// A ratio reported with no goal of its own.
+inline nlohmann::json to_json(const RatioCi& r) {
+    return {{"estimate", r.estimate}, {"low", r.low}, {"high", r.high}, {"rounds", r.n}};
+}
+
 inline nlohmann::json to_json(const RatioCi& r, double goal) {
     return {{"estimate", r.estimate}, {"low", r.low}, {"high", r.high}, {"rounds", r.n}, {"target", goal},
             {"verdict", ceiling_verdict(r, goal)}};

@@ -187,7 +187,7 @@ json queue_work_peer(const Options& o, const KernelInfo& k, const Topology& topo
     }
     RatioCi over = ratio_ci95(paired_ratios(round_ns, "hotline-track", "floor-track"));
     fmt::print("  hotline-track/floor-track: ns per hit {}\n", fmt_ratio_ci(over));
-    js["ratio_hotline-track_floor-track"] = {{"ns_per_hit", to_json(over, 1.0)}};
+    js["ratio_hotline-track_floor-track"] = {{"ns_per_hit", to_json(over)}};
     return js;
 }
 

@@ -287,7 +287,7 @@ void workload_ratios(const std::string& scen, const std::vector<std::string>& mo
     }
     RatioCi over = ratio_ci95(round_ratios(res, "hotline-track", "floor-track", &RunResult::ns_per_hit));
     fmt::print("  {} hotline-track/floor-track: ns per hit {}\n", scen, fmt_ratio_ci(over));
-    js["ratio_hotline-track_floor-track"] = {{"ns_per_hit", to_json(over, 1.0)}};
+    js["ratio_hotline-track_floor-track"] = {{"ns_per_hit", to_json(over)}};
     for (const char* hm : {"hotline", "hotline-count"}) {
         if (!bpftrace) break;
         auto [hr, hs] = mode_ratio(res, hm, "bpftrace", &RunResult::ns_per_hit);
