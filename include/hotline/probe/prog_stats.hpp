@@ -22,4 +22,26 @@ std::optional<ProgRunStats> prog_run_stats(int prog_fd);
 // By program name in a loaded object; nullopt when it is not there or not loaded.
 std::optional<ProgRunStats> prog_run_stats(const bpf_object* obj, const char* name);
 
+// Whether the kernel's run statistics are on now, whoever turned them on (a
+// BPF_ENABLE_STATS descriptor of any process, kernel.bpf_stats_enabled): a
+// two-instruction socket filter run once through BPF_PROG_TEST_RUN, which the
+// kernel counts in the program's statistics only while they are on.
+class RunStatsCanary {
+public:
+    // nullopt where the kernel refuses the program or its test run.
+    static std::optional<RunStatsCanary> load();
+    // Runs the canary once: true when the kernel counted the run.
+    bool counted();
+    RunStatsCanary(RunStatsCanary&& o) noexcept;
+    RunStatsCanary& operator=(RunStatsCanary&&) = delete;
+    RunStatsCanary(const RunStatsCanary&) = delete;
+    ~RunStatsCanary();
+
+private:
+    explicit RunStatsCanary(int fd) : fd_(fd) {}
+    bool run_once();
+    int fd_ = -1;
+    std::uint64_t runs_ = 0;  // the kernel's count after the last run
+};
+
 }  // namespace hotline

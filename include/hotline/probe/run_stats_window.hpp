@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "hotline/model/metrics.hpp"
+#include "hotline/probe/prog_stats.hpp"
 
 namespace hotline {
 
@@ -81,11 +83,13 @@ private:
 // closes with the last of them.
 class RunStatsWindow {
 public:
-    // A session's part in the window.  `runs` sums the kernel's run counts of
-    // its programs: runs counted while the window is off mean something else
-    // (another tool's descriptor, kernel.bpf_stats_enabled) keeps the
-    // statistics on, and each `check` of off time in which that is seen counts
-    // as covered.  Covered time is the member's attached time.
+    // A session's part in the window.  While the window is off, something else
+    // (another tool's descriptor, kernel.bpf_stats_enabled) may keep the
+    // statistics on: each `check` of off time at whose start and end the
+    // canary (RunStatsCanary) was counted counts as covered.  Where the canary
+    // does not load, `runs` (the kernel's run counts of the session's
+    // programs) moving while the window is off says so instead, which a slice
+    // with no event cannot show.  Covered time is the member's attached time.
     class Member {
     public:
         ~Member();
@@ -131,6 +135,7 @@ private:
     bool watch_until_due(std::unique_lock<std::mutex>& lk);
     bool watch_slice(std::unique_lock<std::mutex>& lk, std::chrono::nanoseconds d);
     bool hold_stats(std::unique_lock<std::mutex>& lk, int fd);
+    bool counted_elsewhere();
     StatsSchedule::Clocks clocks() const;
     std::uint64_t runs() const;
     Member::Reading read_still(int id, const std::function<void()>& read_counts) const;
@@ -144,6 +149,7 @@ private:
     bool open_ = false;
     bool stop_ = false;
     StatsSchedule schedule_;
+    std::optional<RunStatsCanary> canary_;  // used on the window's thread only
     std::thread thread_;
 };
 
