@@ -122,10 +122,7 @@ void RecordingImpl::emit(const Snapshot& now) {
         ops = *so_far - std::min(*so_far, ops_prev_);
         ops_prev_ = *so_far;
     }
-    // A short tail after the stop (a scenario's teardown, the last part of a
-    // second) joins the interval before it: alone, it would draw a cliff in
-    // every rate and, holding no operation, leave the per-op metrics undefined.
-    if (stop_ && !run_.intervals.empty() && now.t - prev_.t < 0.5 * s_.interval) {
+    if (stop_ && !run_.intervals.empty() && tail_joins_last_interval(now.t - prev_.t, s_.interval, ops)) {
         Interval joined = delta(last_start_, now);
         rec_.replace_last_interval(joined);
         run_.intervals.back() = joined;

@@ -97,4 +97,8 @@ void add_recording_analysis(RecordingWriter& rec, const Session& session, const 
     rec.set("analysis", an);
 }
 
+bool tail_joins_last_interval(double tail_s, double interval_s, std::optional<std::uint64_t> tail_ops) {
+    return tail_s < 0.5 * interval_s || (tail_ops && *tail_ops == 0);
+}
+
 }  // namespace hotline

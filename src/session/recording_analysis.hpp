@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "hotline/model/metrics.hpp"
@@ -24,6 +25,14 @@ struct RecordedRun {
     double nominal_interval_s = 0;
     Interval whole;
 };
+
+// Whether the interval that ends a stopped recording joins the one before
+// it: a tail under half an interval (the last part of a second), or one in
+// which the scenario made no operation (its teardown, however long a loaded
+// machine makes it), would stand alone as a cliff in every rate with its
+// per-op metrics undefined.  tail_ops: the scenario's operations in the tail,
+// nullopt without a scenario.
+bool tail_joins_last_interval(double tail_s, double interval_s, std::optional<std::uint64_t> tail_ops);
 
 // Writes "analysis": the kernel-pair fixes' markers and layout facts of this
 // kernel, the diagnosis's metrics, and one metric map per interval.
