@@ -150,23 +150,24 @@ bool RunStatsWindow::watch_until_due(std::unique_lock<std::mutex>& lk) {
     return false;
 }
 
-// Whether someone else keeps the statistics on now (RunStatsCanary).
-bool RunStatsWindow::counted_elsewhere() { return canary_ && canary_->counted(); }
-
 // Off for `d`: a slice timed by someone else's statistics covers each member's
 // attached time in it.  true when told to stop.
 bool RunStatsWindow::watch_slice(std::unique_lock<std::mutex>& lk, std::chrono::nanoseconds d) {
-    // A run that began before the descriptor closed is still counted after it:
-    // at most one per CPU.
-    const std::uint64_t in_flight = std::uint64_t(std::max(libbpf_num_possible_cpus(), 1));
-    const std::uint64_t gen = members_gen_, seen = runs();
     const auto from = clocks();
-    const bool on_at_start = counted_elsewhere();
-    if (wait(lk, d)) return true;
-    // Without the canary: runs counted while off; a session that joined or left
-    // moved the sum, so no judgement then.
-    const bool covered = canary_ ? on_at_start && counted_elsewhere()
-                                 : members_gen_ == gen && runs() > seen + in_flight;
+    bool covered;
+    if (canary_) {
+        const bool on_at_start = canary_->counted();
+        if (wait(lk, d)) return true;
+        covered = on_at_start && canary_->counted();
+    } else {
+        // A run that began before the descriptor closed is still counted after
+        // it: at most one per CPU.
+        const std::uint64_t in_flight = std::uint64_t(std::max(libbpf_num_possible_cpus(), 1));
+        const std::uint64_t gen = members_gen_, seen = runs();
+        if (wait(lk, d)) return true;
+        // A session that joined or left moved the sum: no judgement then.
+        covered = members_gen_ == gen && runs() > seen + in_flight;
+    }
     if (!covered) return false;
     for (auto& [id, e] : members_) {
         const std::uint64_t now = e.attached();

@@ -135,7 +135,6 @@ private:
     bool watch_until_due(std::unique_lock<std::mutex>& lk);
     bool watch_slice(std::unique_lock<std::mutex>& lk, std::chrono::nanoseconds d);
     bool hold_stats(std::unique_lock<std::mutex>& lk, int fd);
-    bool counted_elsewhere();
     StatsSchedule::Clocks clocks() const;
     std::uint64_t runs() const;
     Member::Reading read_still(int id, const std::function<void()>& read_counts) const;

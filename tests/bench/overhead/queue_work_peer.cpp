@@ -34,9 +34,7 @@ struct PeerRun {
 
 // Runs the pty writer for SECS around READ, which returns the observer's
 // (runs, run time ns) so far.
-Result<PeerRun> under_pty(
-    double secs, const std::vector<int>& cpus,
-    const std::function<Result<std::pair<std::uint64_t, std::uint64_t>>()>& read) {
+Result<PeerRun> under_pty(double secs, const std::vector<int>& cpus, const RunReader& read) {
     auto a = read();
     if (!a) return a.error();
     PtyOptions po;
