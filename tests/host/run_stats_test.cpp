@@ -82,8 +82,9 @@ TEST(HostRunStats, StatisticsKeptOnElsewhereAreSeenAndNothingIsScaled) {
     ASSERT_GT(t.runs, 10000);
     // Every run was timed, so the estimate is the kernel's count: the canary
     // shows the statistics on in every slice the window is off.  Windowing
-    // alone times ~10%.
-    EXPECT_GE(t.timed / t.runs, 0.97) << t.timed << " timed of " << t.runs;
+    // alone times ~10%.  Not exactly all: a slice still running at a read is
+    // credited to the next stretch (up to 100 ms of a 1-s interval).
+    EXPECT_GE(t.timed / t.runs, 0.9) << t.timed << " timed of " << t.runs;
     EXPECT_NEAR(t.proxy_runs / t.proxy_events, 1.0, 0.1) << t.proxy_runs << " estimated, " << t.proxy_events;
 }
 
@@ -110,5 +111,7 @@ TEST(HostRunStats, StatisticsKeptOnElsewhereAreSeenWhereNothingRuns) {
     Timed t = record_paced_churn(2);
     close(fd);
     ASSERT_GT(t.timed, 10) << "the churn should run the dst_release proxies: " << t.text;
-    EXPECT_GE(t.timed / t.runs, 0.97) << t.timed << " timed of " << t.runs;
+    // Scaled over, 0.43 (2026-12-07); a CI run with the canary, 0.95 (the
+    // slices running at reads, as above, over few runs).
+    EXPECT_GE(t.timed / t.runs, 0.9) << t.timed << " timed of " << t.runs;
 }
